@@ -4,6 +4,7 @@ Paper: *Provable length generalization in sequence prediction via spectral filte
 """
 
 from .filters import (
+    EXTENDED_FLOOR,
     RESOLVABLE_FLOOR,
     FilterPrecisionWarning,
     cache_dir,
@@ -29,6 +30,7 @@ __all__ = [
     "cache_dir",
     "FilterPrecisionWarning",
     "RESOLVABLE_FLOOR",
+    "EXTENDED_FLOOR",
     "OnlineLearner",
     "SpectralFiltering",
     "SpectralFilteringAR2",
