@@ -272,7 +272,7 @@ def spectral_filters(
         columns) is refined with an exact FFT Hankel mat-vec and compensated inner products
         (see :mod:`lds_toolkit.learning._extended`); every filter above
         :data:`RESOLVABLE_FLOOR` is then correct to ~1e-16, whichever ``method`` started it.
-        About 5-10x the cost of the fast path (T = 2^14, k = 24: ~2 s), paid once per cache
+        About 12-20x the cost of the fast path (T = 2^14, k = 24: ~1.5 s), paid once per cache
         key (the cache keeps the two precisions apart).
 
     Returns
