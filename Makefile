@@ -22,9 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 
 figures: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --quick --out figures --jobs $(JOBS)
+	$(BIN)/lds-toolkit report --out figures
 
 full: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --out figures-full --jobs $(JOBS)
+	$(BIN)/lds-toolkit report --out figures-full
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -6,11 +6,20 @@ import argparse
 import sys
 import time
 
+from .experiments.base import SCALES
+
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``lds-toolkit reproduce`` and the ``simulations/`` scripts."""
-    parser.add_argument("--quick", action="store_true", help="reduced CPU scale (CI)")
+    parser.add_argument("--scale", choices=SCALES, default=None,
+                        help="quick (CI, a CPU minute), medium (CPU evidence, trained to a "
+                             "plateau) or paper (default)")
+    parser.add_argument("--quick", action="store_true", help="same as --scale quick")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE",
+                        help="change a config entry (repeatable), e.g. --set T=2048; "
+                             "type-checked, recorded in summary.json")
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument("--out", default="figures", help="output root (default: figures)")
     parser.add_argument("--jobs", type=int, default=1,
@@ -34,12 +43,14 @@ def run_script(names, describe=None, argv: list[str] | None = None,
     parser = argparse.ArgumentParser(description=description)
     add_run_arguments(parser)
     args = parser.parse_args(argv)
+    scale, overrides = _checked_run_options(parser, args, names)
     results = []
     for name in names:
         t0 = time.perf_counter()
-        res = reproduce(name, quick=args.quick, seeds=args.seeds, seed=args.seed, out=args.out,
-                        jobs=args.jobs, scheduler=args.scheduler,
-                        progress=not args.no_progress, fresh=args.fresh)
+        res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
+                        overrides=overrides, out=args.out, jobs=args.jobs,
+                        scheduler=args.scheduler, progress=not args.no_progress,
+                        fresh=args.fresh)
         if describe is not None:
             describe(res)
         else:
@@ -49,6 +60,40 @@ def run_script(names, describe=None, argv: list[str] | None = None,
               f"{', '.join(str(p) for p in res.figures)}")
         results.append(res)
     return results
+
+
+def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[str, dict]:
+    """Scale and overrides of a run, every experiment's config built once up front so that a
+    bad option ends the command (exit 2, one line) before any task runs."""
+    from .experiments import get_experiment
+    from .experiments.overrides import parse_assignments
+    from .experiments.runner import build_config, resolve_scale
+
+    try:
+        scale = resolve_scale(args.scale, args.quick)
+        overrides = parse_assignments(args.overrides)
+        for name in names:
+            build_config(get_experiment(name), scale=scale, seeds=args.seeds, seed=args.seed,
+                         overrides=overrides)
+    except (ValueError, TypeError) as exc:
+        parser.exit(2, f"error: {exc}\n")
+    return scale, overrides
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from .experiments.report import build_report, to_text, write_report
+
+    out = Path(args.out)
+    if not out.is_dir():
+        print(f"error: --out {str(out)!r} is not a directory of results", file=sys.stderr)
+        return 2
+    rows = build_report(out, names=args.names or None)
+    print(to_text(rows), end="")
+    md, js = write_report(rows, out)
+    print(f"written: {md}, {js}")
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,11 +107,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("names", nargs="+", metavar="NAME",
                    help="experiment name(s) from `lds-toolkit list`, or 'all'")
     add_run_arguments(r)
+    rep = sub.add_parser("report", help="judge every declared paper claim on the numbers "
+                                        "under --out; print a table, write report.md/.json")
+    rep.add_argument("--out", default="figures", help="output root (default: figures)")
+    rep.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     from .experiments import (
         get_experiment,
         list_experiments,
@@ -82,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mod:22s} (unavailable: {why})")
         return 0
 
+    if args.command == "report":
+        return _report(args)
+
     names = list(args.names)
     if names == ["all"]:
         names = list(list_experiments())
@@ -91,12 +144,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        scale, overrides = _checked_run_options(parser, args, names)
+    except SystemExit as exc:
+        return int(exc.code)
     timings = []
     for name in names:
         t0 = time.perf_counter()
-        res = reproduce(name, quick=args.quick, seeds=args.seeds, seed=args.seed,
-                        out=args.out, jobs=args.jobs, scheduler=args.scheduler,
-                        progress=not args.no_progress, fresh=args.fresh)
+        res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
+                        overrides=overrides, out=args.out, jobs=args.jobs,
+                        scheduler=args.scheduler, progress=not args.no_progress,
+                        fresh=args.fresh)
         s = res.stats
         timings.append((name, time.perf_counter() - t0))
         print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded, "

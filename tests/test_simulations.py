@@ -45,5 +45,5 @@ def test_a_script_runs_end_to_end(tmp_path):
     ).stdout
     assert "energy beyond T^q, Region A-left" in out
     summary = json.loads((tmp_path / "lds-impulse" / "summary.json").read_text())
-    assert summary["config"]["quick"] is True
+    assert summary["config"]["scale"] == "quick"
     assert (tmp_path / "lds-impulse" / "impulse_regions.png").exists()

@@ -2,8 +2,12 @@
 
 An experiment is a sweep over (seed × parameter) tasks plus a summary and figures:
 
-1. ``config(quick, seeds)`` returns every parameter as a JSON-serialisable dict (it keys the
-   result store: change a parameter and stored tasks no longer match);
+1. ``config(scale, seeds)`` returns every parameter as a JSON-serialisable dict for one of
+   the :data:`SCALES` (it keys the result store: change a parameter and stored tasks no
+   longer match). ``reproduce`` then applies the user's ``--set KEY=VALUE`` overrides
+   (:func:`lds_toolkit.experiments.overrides.apply_overrides`) and calls ``derive(config)``
+   for entries computed from others (so that an override of ``T`` also moves what depends
+   on it);
 2. ``tasks(config)`` lists the tasks, each a JSON-serialisable dict with a ``"seed_index"``;
 3. ``run_task(config, task, rng)`` computes one task and returns a dict of numbers/arrays.
    ``rng`` is ``Generator(SeedSequence(config["seed"]).spawn(n)[task["seed_index"]])``: tasks
@@ -13,6 +17,10 @@ An experiment is a sweep over (seed × parameter) tasks plus a summary and figur
    figure shows (written to ``summary.json``) and raw arrays (written to ``arrays.npz``);
 5. ``plot(config, summary, arrays, outdir)`` writes figures with
    :func:`lds_toolkit.experiments.plotting.save_figure` (PNG and PDF) and returns the paths.
+
+An experiment also declares the paper claims it tests (``claims``, a tuple of
+:class:`~lds_toolkit.experiments.claims.Claim`): the tests, ``lds-toolkit report`` and the
+docs' reproduction table all read them.
 
 Register with the :func:`register` decorator on a module inside
 ``lds_toolkit/experiments/catalog/``; modules there are discovered automatically (a module
@@ -27,6 +35,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
+
+from .._validation import check_choice
+
+#: The three scales of every experiment: ``"quick"`` (CI, a CPU minute), ``"medium"``
+#: (CPU evidence: trained to a plateau where training is involved; the neural set within
+#: an hour on 2 cores) and ``"paper"`` (the papers' sizes; the neural ones want a GPU).
+SCALES = ("quick", "medium", "paper")
 
 _REGISTRY: dict[str, Experiment] = {}
 _UNAVAILABLE: dict[str, str] = {}
@@ -44,6 +59,8 @@ class Experiment(ABC):
         One line shown by ``lds-toolkit list``.
     paper : str
         Which paper figure/table it reproduces.
+    claims : tuple of Claim
+        The paper claims it tests (see :mod:`lds_toolkit.experiments.claims`).
     single_threaded : bool
         Run each task with BLAS/OpenMP limited to one thread (default). Keeps numbers
         bit-identical whatever ``--jobs`` is; experiments that parallelise internally (torch
@@ -54,10 +71,16 @@ class Experiment(ABC):
     description: str = ""
     paper: str = ""
     single_threaded: bool = True
+    claims: tuple = ()
 
     @abstractmethod
-    def config(self, quick: bool, seeds: int | None) -> dict[str, Any]:
-        """All parameters (JSON-serialisable), including ``"seed"`` and ``"seeds"``."""
+    def config(self, scale: str, seeds: int | None) -> dict[str, Any]:
+        """All parameters (JSON-serialisable) at ``scale`` (one of :data:`SCALES`),
+        including ``"seeds"``."""
+
+    def derive(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Entries computed from others, after overrides (default: none). Return the config."""
+        return config
 
     def tasks(self, config: dict[str, Any]) -> list[dict[str, Any]]:
         """Default: one task per seed."""
@@ -78,6 +101,19 @@ class Experiment(ABC):
 
     def __repr__(self) -> str:
         return f"<Experiment {self.name!r}>"
+
+
+def by_scale(scale: str, *, quick, medium, paper):
+    """The value for ``scale``: ``by_scale(scale, quick=2**10, medium=2**14, paper=2**14)``."""
+    check_scale(scale)
+    return {"quick": quick, "medium": medium, "paper": paper}[scale]
+
+
+def check_scale(scale) -> str:
+    """``scale`` if it is one of :data:`SCALES`, else ``ValueError`` naming the choices."""
+    if not isinstance(scale, str):
+        raise TypeError(f"scale must be one of {list(SCALES)}, got {type(scale).__name__}")
+    return check_choice("scale", scale, SCALES)
 
 
 def register(cls):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import platform
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ import numpy as np
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._validation import check_int
-from .base import Experiment, get_experiment
+from .base import Experiment, check_scale, get_experiment
+from .overrides import apply_overrides
 from .store import TaskStore, task_key
 from .sweep import SweepStats, run_sweep
 
@@ -46,22 +48,32 @@ class RunResult:
                             figures=[p.name for p in self.figures], stats=self.stats)
 
 
-def reproduce(name: str | Experiment, *, quick: bool = False, seeds: int | None = None,
-              seed: int = 0, out: str | Path = "figures", jobs: int = 1,
-              scheduler: str | None = None, client=None, progress: bool = True,
-              fresh: bool = False) -> RunResult:
+def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool = False,
+              seeds: int | None = None, seed: int = 0,
+              overrides: Mapping[str, Any] | None = None, out: str | Path = "figures",
+              jobs: int = 1, scheduler: str | None = None, client=None,
+              progress: bool = True, fresh: bool = False) -> RunResult:
     """Run experiment ``name`` and write summary.json, arrays.npz and figures to ``out/name``.
 
     Parameters
     ----------
     name : str or Experiment
         Registered name (see ``lds-toolkit list``) or an experiment instance.
+    scale : {"quick", "medium", "paper"}, optional
+        ``"quick"``: CI, a CPU minute; ``"medium"``: CPU evidence (the neural experiments
+        train each model to a plateau; the whole neural set within an hour on 2 cores);
+        ``"paper"`` (default): the papers' sizes.
     quick : bool
-        Reduced scale for CI and a CPU minute; the default is paper scale.
+        Shorthand for ``scale="quick"``.
     seeds : int, optional
         Number of seeds (default: the experiment's own for the chosen scale).
     seed : int
         Base seed; every task's stream derives from it by ``SeedSequence.spawn``.
+    overrides : mapping, optional
+        Config entries to change, ``{"T": 2048, "k": 16}`` (``--set KEY=VALUE`` on the
+        command line), type-checked against the experiment's config
+        (:func:`~lds_toolkit.experiments.overrides.apply_overrides`); they are recorded in
+        ``summary.json`` and in the store keys.
     out : path
         Output root; the experiment writes into ``out/<name>/``.
     jobs : int
@@ -76,14 +88,8 @@ def reproduce(name: str | Experiment, *, quick: bool = False, seeds: int | None 
         Ignore and overwrite stored task results.
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
-    seeds = None if seeds is None else check_int("seeds", seeds, 1)
-    seed = check_int("seed", seed, 0)
-    config = dict(exp.config(bool(quick), seeds))
-    config["seed"] = int(seed)
-    config["quick"] = bool(quick)
-    if "seeds" not in config:
-        raise ValueError(f"{exp.name}.config() must return 'seeds'")
-    config = to_jsonable(config)
+    scale = resolve_scale(scale, quick)
+    config = build_config(exp, scale=scale, seeds=seeds, seed=seed, overrides=overrides)
     tasks = [to_jsonable(t) for t in exp.tasks(config)]
     for i, t in enumerate(tasks):
         if "seed_index" not in t:
@@ -109,7 +115,7 @@ def reproduce(name: str | Experiment, *, quick: bool = False, seeds: int | None 
     figures = [Path(p) for p in exp.plot(config, summary, arrays, outdir)]
     run_info = {
         "experiment": exp.name,
-        "quick": bool(quick),
+        "scale": scale,
         "tasks": stats.n_tasks,
         "tasks_loaded": stats.n_cached,
         "tasks_computed": stats.n_computed,
@@ -125,6 +131,36 @@ def reproduce(name: str | Experiment, *, quick: bool = False, seeds: int | None 
     with open(outdir / "run.json", "w") as fh:
         json.dump(run_info, fh, indent=2)
     return RunResult(exp.name, summary, arrays, outdir, figures, stats)
+
+
+def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,
+                 seed: int = 0, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The full config of one run: ``exp.config(scale, seeds)``, the overrides, the derived
+    entries, the base ``seed`` and the ``scale``. Raises on a bad argument before any task
+    runs."""
+    check_scale(scale)
+    seeds = None if seeds is None else check_int("seeds", seeds, 1)
+    seed = check_int("seed", seed, 0)
+    config = to_jsonable(dict(exp.config(scale, seeds)))
+    if "seeds" not in config:
+        raise ValueError(f"{exp.name}.config() must return 'seeds'")
+    config = apply_overrides(config, overrides, experiment=exp.name)
+    config = exp.derive(config)
+    check_int("seeds", config["seeds"], 1)
+    config["seed"] = int(seed)
+    config["scale"] = scale
+    return to_jsonable(config)
+
+
+def resolve_scale(scale: str | None, quick: bool = False) -> str:
+    """The scale asked for: ``scale``, or ``"quick"`` when only ``quick`` is set, else
+    ``"paper"``; a contradiction (``scale="paper", quick=True``) is an error."""
+    if scale is None:
+        return "quick" if quick else "paper"
+    check_scale(scale)
+    if quick and scale != "quick":
+        raise ValueError(f"quick=True contradicts scale={scale!r}; give one of them")
+    return scale
 
 
 def load_summary(out: str | Path, name: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ class SlowSquares(Experiment):
         self.delay = delay
         self.fail_on = fail_on
 
-    def config(self, quick, seeds):
+    def config(self, scale, seeds):
         return {"seeds": seeds or 6, "params": [1, 2]}
 
     def tasks(self, config):

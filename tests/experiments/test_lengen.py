@@ -73,7 +73,7 @@ def test_registered():
 def test_quick_outputs_written(quick_runs):
     for res in quick_runs.values():
         summary = json.loads((res.outdir / "summary.json").read_text())
-        assert summary["config"]["quick"] is True
+        assert summary["config"]["scale"] == "quick"
         assert (res.outdir / "arrays.npz").exists()
         assert res.figures and all(p.exists() for p in res.figures)
         assert {p.suffix for p in res.figures} == {".png", ".pdf"}

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lds_toolkit.experiments import get_experiment, list_experiments
+from lds_toolkit.experiments.runner import build_config
 from lds_toolkit.neural.tasks import associative_recall
 
 NAMES = ("nss-s4", "cloze", "induction-heads", "assoc-recall", "las-ablation", "lds-streams")
@@ -23,10 +24,10 @@ def test_all_neural_experiments_are_registered_for_torch_threads():
         assert name in registered, name
         exp = get_experiment(name)
         assert exp.single_threaded is False
-        for quick in (True, False):
-            cfg = exp.config(quick, None)
-            assert cfg["seeds"] >= 1
-            assert all("seed_index" in t for t in exp.tasks(cfg | {"seed": 0}))
+        for scale in ("quick", "paper"):  # "medium": issues 12-13 add its sizes
+            cfg = build_config(exp, scale=scale)
+            assert cfg["seeds"] >= 1 and cfg["scale"] == scale
+            assert all("seed_index" in t for t in exp.tasks(cfg))
 
 
 def test_alibi_attention_equals_a_naive_loop_and_is_causal():

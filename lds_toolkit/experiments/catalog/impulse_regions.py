@@ -37,8 +37,9 @@ class ImpulseRegions(Experiment):
     description = "impulse responses of random symmetric LDS per eigenvalue region"
     paper = "length generalization, Sec. 4.1 / Fig. 1"
 
-    def config(self, quick, seeds):
-        if quick:
+    def config(self, scale, seeds):
+        # medium = paper: the impulse responses at T = 2^14, n = 512 take seconds
+        if scale == "quick":
             cfg = {"T": 2**10, "n": 64, "seeds": 3}
         else:
             cfg = {"T": 2**14, "n": 512, "seeds": 8}

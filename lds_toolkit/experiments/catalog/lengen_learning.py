@@ -15,7 +15,13 @@ T steps.  See :mod:`.lengen_common` for the protocol and the choices the paper l
 from __future__ import annotations
 
 from ..base import Experiment, register
-from .lengen_common import plot_learning, run_learning_task, scale_config, summarize_learning
+from .lengen_common import (
+    derive_config,
+    plot_learning,
+    run_learning_task,
+    scale_config,
+    summarize_learning,
+)
 
 
 class _LengenLearning(Experiment):
@@ -24,8 +30,11 @@ class _LengenLearning(Experiment):
     region = "A"
     algorithm = 1
 
-    def config(self, quick, seeds):
-        return scale_config(quick, seeds, region=self.region, algorithm=self.algorithm)
+    def config(self, scale, seeds):
+        return scale_config(scale, seeds, region=self.region, algorithm=self.algorithm)
+
+    def derive(self, config):
+        return derive_config(config)
 
     def run_task(self, config, task, rng):
         return run_learning_task(config, rng, region=config["region"],

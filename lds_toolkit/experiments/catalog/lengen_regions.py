@@ -32,8 +32,8 @@ class LengenRegions(Experiment):
     description = "eigenvalue Regions A and B of Theorem 5 and their dependence on q (Figure 1)"
     paper = "length generalization, Fig. 1"
 
-    def config(self, quick, seeds):
-        return {"T": 2**10 if quick else 2**14, "region_q": 7 / 8, "q_values": Q_VALUES,
+    def config(self, scale, seeds):
+        return {"T": 2**10 if scale == "quick" else 2**14, "region_q": 7 / 8, "q_values": Q_VALUES,
                 "q_grid": np.linspace(0.3, 1.0, 141).tolist(), "seeds": 1}
 
     def run_task(self, config, task, rng):

@@ -41,8 +41,8 @@ class RegretScaling(Experiment):
     description = "Asymmetric-Regret at T against T for Algorithms 1 and 2 (Theorems 5, 6)"
     paper = "length generalization, Theorems 5 and 6"
 
-    def config(self, quick, seeds):
-        if quick:
+    def config(self, scale, seeds):
+        if scale == "quick":
             cfg = {"T_values": [2**7, 2**8, 2**9, 2**10], "k": 16, "n": 64, "seeds": 2}
         else:
             cfg = {"T_values": [2**9, 2**10, 2**11, 2**12, 2**13, 2**14], "k": 24, "n": 512,

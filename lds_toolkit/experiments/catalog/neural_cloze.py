@@ -36,6 +36,7 @@ from .neural_common import (
     by_model,
     divergences,
     over_seeds,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -86,7 +87,9 @@ class Cloze(NeuralExperiment):
     description = "S4++ cloze toy: attention vs S4 vs their sum on y_63 = u_12^2 + u_94^2"
     paper = "S4++ Sec. 3.2 / Table 1"
 
-    def config(self, quick, seeds):
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        quick = scale == "quick"
         cfg = {"n_samples": 200, "train_fraction": 0.8, "length": 100, "epochs": 100,
                "batch_size": 16, "lr": 2e-3, "warmup": 50, "weight_decay": 0.0,
                "d_model": 32, "d_state": 64, "mlp_ratio": 2.0,

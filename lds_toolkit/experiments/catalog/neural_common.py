@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ...neural.training import resolve_device, torch_threads
-from ..base import Experiment
+from ..base import Experiment, check_scale
 
 #: Most intra-op threads a neural task uses (the reference machine has 2 cores).
 MAX_THREADS = 2
@@ -48,6 +48,18 @@ def task_threads(n: int = MAX_THREADS):
 def torch_seed(rng: np.random.Generator) -> int:
     """A torch seed drawn from the task's stream."""
     return int(rng.integers(0, 2**31 - 1))
+
+
+#: Scales whose sizes each neural experiment defines (medium: trained to a plateau on a CPU)
+DEFINED_SCALES = ("quick", "paper")
+
+
+def require_defined_scale(name: str, scale: str) -> None:
+    """``ValueError`` when ``scale`` is not one this experiment has sizes for."""
+    check_scale(scale)
+    if scale not in DEFINED_SCALES:
+        raise ValueError(f"{name} has no {scale!r} scale yet; available: "
+                         f"{', '.join(DEFINED_SCALES)}")
 
 
 class NeuralExperiment(Experiment):

@@ -30,6 +30,7 @@ from ..base import register
 from ..plotting import figure, save_figure
 from .neural_common import (
     NeuralExperiment,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -53,11 +54,11 @@ class InductionHeads(NeuralExperiment):
     description = "STU trained on induction heads at length T^q, evaluated up to T"
     paper = "length generalization Sec. 4.2 / Fig. 5"
 
-    def config(self, quick, seeds):
-        T = 256
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        quick = scale == "quick"
         qs = [0.5, 0.75] if quick else [0.5, 0.625, 0.75, 0.875]
-        cfg = {"T": T, "q_values": qs,
-               "train_lengths": [int(round(T**q)) for q in qs],
+        cfg = {"T": 256, "q_values": qs,
                "eval_lengths": [16, 32, 64, 128, 256],
                "vocab_size": 4, "d_model": 32 if quick else 64, "num_filters": 20,
                "mlp_ratio": 2.0, "n_train": 4096, "n_eval": 512,
@@ -67,6 +68,10 @@ class InductionHeads(NeuralExperiment):
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
+
+    def derive(self, config):
+        config["train_lengths"] = [int(round(config["T"] ** q)) for q in config["q_values"]]
+        return config
 
     def tasks(self, config):
         return [{"seed_index": s, "train_length": n} for s in range(config["seeds"])

@@ -43,6 +43,7 @@ from .neural_common import (
     by_model,
     divergences,
     over_seeds,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -109,8 +110,9 @@ class LaSAblation(NeuralExperiment):
     description = "LaS vs vanilla / L-only / S-only attention and ALiBi on generated ListOps"
     paper = "LaS Table 3 (ListOps column, miniature)"
 
-    def config(self, quick, seeds):
-        if quick:
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        if scale == "quick":
             cfg = {"min_length": 16, "max_length": 64, "n_train": 4000, "n_test": 1000,
                    "d_model": 64, "n_layers": 2, "steps": 800, "seeds": 2}
         else:

@@ -41,6 +41,7 @@ from ..plotting import figure, save_figure, smooth
 from .lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
 from .neural_common import (
     NeuralExperiment,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -79,8 +80,9 @@ class LDSStreams(NeuralExperiment):
     description = "S4, S4+, STU, Focus, LaS, transformer vs Algorithms 1/2 on LDS streams"
     paper = "toolkit comparison (length-generalization setting, Regions A and B)"
 
-    def config(self, quick, seeds):
-        if quick:
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        if scale == "quick":
             cfg = {"train_length": 128, "n": 32, "k": 16, "n_train": 256, "n_eval": 16,
                    "d_model": 32, "steps": 400, "seeds": 1}
         else:
@@ -90,10 +92,13 @@ class LDSStreams(NeuralExperiment):
                    d_out=1, n_layers=2, norm="none", mlp_ratio=2.0, batch_size=16, lr=2e-3,
                    warmup=50, weight_decay=0.0, lr_grid=LR_GRID,
                    models=list(NEURAL) + list(LEARNERS))
-        cfg["T"] = max(cfg["eval_factors"]) * cfg["train_length"]
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
+
+    def derive(self, config):
+        config["T"] = max(config["eval_factors"]) * config["train_length"]
+        return config
 
     def tasks(self, config):
         return [{"seed_index": s, "region": r, "model": m} for s in range(config["seeds"])

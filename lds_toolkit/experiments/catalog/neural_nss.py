@@ -38,6 +38,7 @@ from ..plotting import figure, save_figure
 from .neural_common import (
     NeuralExperiment,
     by_model,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -85,7 +86,9 @@ class NssS4(NeuralExperiment):
     description = "S4 vs S4+ on sin(5 pi t): states and predictions under perturbed sampling"
     paper = "S4++ Sec. 2.3 / Figs. 2 and 4"
 
-    def config(self, quick, seeds):
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        quick = scale == "quick"
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
                "n_perturbations": 10, "steps": 2000, "lr": 3e-3, "warmup": 100,
                "d_model": 16, "d_state": 64, "seeds": 3 if quick else 10,

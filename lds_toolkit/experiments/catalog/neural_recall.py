@@ -44,6 +44,7 @@ from ..plotting import figure, save_figure
 from .neural_common import (
     NeuralExperiment,
     by_model,
+    require_defined_scale,
     spread,
     task_device,
     task_threads,
@@ -97,7 +98,9 @@ class AssocRecall(NeuralExperiment):
     description = "associative recall: Focus, Focus-H, LaS, S4++ and a transformer"
     paper = "Focus Sec. 5.1 / Tables 1 and 6"
 
-    def config(self, quick, seeds):
+    def config(self, scale, seeds):
+        require_defined_scale(self.name, scale)
+        quick = scale == "quick"
         cfg = {"vocab_size": 30, "n_train": 2000, "n_test": 200, "width": 64, "n_layers": 2,
                "mlp_ratio": 2.0, "betas": [0.9, 0.98], "weight_decay": 0.0,
                "models": list(MODELS), "focus_chunk": 32}

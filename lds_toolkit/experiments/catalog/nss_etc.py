@@ -38,8 +38,9 @@ class NSSETC(Experiment):
     description = "event-triggered control, replay of its samples at perturbed instants (NSS)"
     paper = "S4++, Sec. 2.2 / Fig. 1"
 
-    def config(self, quick, seeds):
-        if quick:
+    def config(self, scale, seeds):
+        # medium = paper: the whole paper-scale sweep runs on a CPU in seconds
+        if scale == "quick":
             cfg = {"seeds": 3,
                    "magnitude_fractions": [1e-6, 1e-4, 1e-2, 0.1, 0.5, 0.9],
                    "kappas": [0.2, 0.5, 0.8]}

@@ -1,0 +1,239 @@
+"""Paper claims as data: what each experiment tests, and how a ``summary.json`` is judged.
+
+An experiment lists its claims in its ``claims`` attribute. A :class:`Claim` names a
+quantity of the experiment's ``summary.json`` by a path, a comparison and a threshold, and
+the scales at which the claim is expected to hold. The same declarations drive the claim
+tests (``tests/experiments/test_claims.py`` asserts every claim at the scales it is declared
+for), ``lds-toolkit report`` and the reproduction table of the docs: one source of truth for
+"what reproduces".
+
+Paths
+-----
+``"per_q/0.5/final_loss_ratio_to_full"`` walks the summary's nested dicts (and list indices)
+by ``/``; a ``*`` component maps over every entry of a dict or list, in order, and gives a
+list (``"per_q/*/final_loss_ratio_to_full"``: one ratio per q).
+
+Comparisons (``op``)
+--------------------
+``">="``, ``">"``, ``"<="``, ``"<"``
+    A scalar against ``threshold``; for a list, every entry must satisfy it.
+``"between"``
+    ``threshold = (low, high)``, inclusive, for a scalar or every entry of a list.
+``"nonincreasing"``, ``"nondecreasing"``
+    A list, consecutive entries compared with a relative slack ``threshold`` (``0``: strict
+    order; ``0.05``: an entry may exceed its predecessor by 5 %).
+``"is"``
+    Equality with ``threshold`` (booleans, strings, integers).
+
+A claim states a paper's claim at its true size. It never bounds a model's quality from
+above to make a failure pass: a claim the toolkit does not reproduce at some scale is not
+declared for that scale, and the report shows it as failing where it was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import SCALES
+
+OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
+#: Verdicts of :func:`evaluate_claim`.
+HOLDS, FAILS, NOT_RUN = "holds", "fails", "not run"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One paper claim tested by an experiment.
+
+    Parameters
+    ----------
+    id : str
+        Short identifier, unique within the experiment (``"q1/2-ratio"``).
+    paper : str
+        Which paper (``"length generalization"``, ``"S4++"``, ``"Focus"``, ``"LaS"``).
+    where : str
+        Figure, table or theorem (``"Fig. 2"``).
+    statement : str
+        The claim in one line, as a reader of the paper would say it.
+    quantity : str
+        Path to the number(s) in ``summary.json`` (see the module docstring).
+    op : str
+        Comparison, one of :data:`OPS`.
+    threshold : float, tuple or None
+        What the quantity is compared with.
+    scales : tuple of str
+        Scales at which the claim is expected to hold (and is asserted by the tests).
+    spread : str, optional
+        Path to the per-seed values of the quantity, shown as a min–max spread.
+    note : str
+        What the threshold means or why it has this size.
+    """
+
+    id: str
+    paper: str
+    where: str
+    statement: str
+    quantity: str
+    op: str
+    threshold: Any = None
+    scales: tuple[str, ...] = ("quick", "medium", "paper")
+    spread: str | None = None
+    note: str = ""
+
+    def __post_init__(self):
+        if self.op not in OPS:
+            raise ValueError(f"Claim {self.id!r}: op must be one of {list(OPS)}, "
+                             f"got {self.op!r}")
+        bad = [s for s in self.scales if s not in SCALES]
+        if bad:
+            raise ValueError(f"Claim {self.id!r}: scales must be among {list(SCALES)}, "
+                             f"got {bad}")
+        if self.op == "between" and not (isinstance(self.threshold, Sequence)
+                                         and len(self.threshold) == 2):
+            raise ValueError(f"Claim {self.id!r}: 'between' needs threshold=(low, high), "
+                             f"got {self.threshold!r}")
+
+    def describe_test(self) -> str:
+        """``"quantity op threshold"`` in words, for tables."""
+        if self.op == "between":
+            lo, hi = self.threshold
+            return f"in [{_fmt(lo)}, {_fmt(hi)}]"
+        if self.op in ("nonincreasing", "nondecreasing"):
+            slack = f" (slack {_fmt(self.threshold)})" if self.threshold else ""
+            return f"{self.op}{slack}"
+        if self.op == "is":
+            return f"= {_fmt(self.threshold)}"
+        return f"{self.op} {_fmt(self.threshold)}"
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim judged on one ``summary.json``."""
+
+    claim: Claim
+    verdict: str
+    value: Any = None
+    spread: tuple[float, float] | None = None
+    scale: str | None = None
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def expected(self) -> bool:
+        """Whether the claim is declared to hold at the scale of the run."""
+        return self.scale in self.claim.scales
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.claim
+        return {"id": c.id, "paper": c.paper, "where": c.where, "statement": c.statement,
+                "quantity": c.quantity, "test": c.describe_test(), "scales": list(c.scales),
+                "verdict": self.verdict, "value": self.value,
+                "spread": None if self.spread is None else list(self.spread),
+                "scale": self.scale, "expected_at_scale": self.expected,
+                "message": self.message}
+
+
+class PathError(KeyError):
+    """A claim's quantity path does not exist in the summary."""
+
+
+def lookup(summary: Mapping[str, Any], path: str):
+    """The value at ``path`` (``/``-separated, ``*`` maps over a level)."""
+    parts = [p for p in path.split("/") if p != ""]
+    return _walk(summary, parts, path)
+
+
+def _walk(node, parts, path):
+    if not parts:
+        return node
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        if isinstance(node, Mapping):
+            return [_walk(v, rest, path) for v in node.values()]
+        if isinstance(node, list):
+            return [_walk(v, rest, path) for v in node]
+        raise PathError(f"{path!r}: '*' needs a dict or list, found {type(node).__name__}")
+    if isinstance(node, Mapping):
+        if head not in node:
+            raise PathError(f"{path!r}: no entry {head!r} (has: {', '.join(map(str, node))})")
+        return _walk(node[head], rest, path)
+    if isinstance(node, list):
+        try:
+            return _walk(node[int(head)], rest, path)
+        except (ValueError, IndexError):
+            raise PathError(f"{path!r}: {head!r} is not an index of a list of "
+                            f"{len(node)}") from None
+    raise PathError(f"{path!r}: cannot descend into {type(node).__name__} at {head!r}")
+
+
+def _compare(op: str, value, threshold) -> bool:
+    if isinstance(value, list) and op not in ("nonincreasing", "nondecreasing", "is"):
+        return bool(value) and all(_compare(op, v, threshold) for v in value)
+    if op == "is":
+        return value == threshold
+    if op in ("nonincreasing", "nondecreasing"):
+        if not isinstance(value, list) or len(value) < 2:
+            return False
+        slack = float(threshold or 0.0)
+        pairs = zip(value[:-1], value[1:])
+        if op == "nonincreasing":
+            return all(b <= a * (1 + slack) if a >= 0 else b <= a * (1 - slack)
+                       for a, b in pairs)
+        return all(b >= a * (1 - slack) if a >= 0 else b >= a * (1 + slack) for a, b in pairs)
+    if value is None or not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    if not math.isfinite(value):
+        return False
+    if op == "between":
+        lo, hi = threshold
+        return lo <= value <= hi
+    return {">=": value >= threshold, ">": value > threshold,
+            "<=": value <= threshold, "<": value < threshold}[op]
+
+
+def evaluate_claim(claim: Claim, summary: Mapping[str, Any] | None) -> ClaimResult:
+    """Judge ``claim`` on one experiment's summary (``None``: the experiment did not run)."""
+    if summary is None:
+        return ClaimResult(claim, NOT_RUN, message="no summary.json")
+    scale = summary.get("config", {}).get("scale")
+    try:
+        value = lookup(summary, claim.quantity)
+    except PathError as exc:
+        return ClaimResult(claim, NOT_RUN, scale=scale,
+                           message=f"quantity missing from this run: {exc}")
+    spread = None
+    if claim.spread is not None:
+        try:
+            per_seed = lookup(summary, claim.spread)
+            vals = [float(v) for v in _flatten(per_seed)]
+            if vals:
+                spread = (min(vals), max(vals))
+        except (PathError, TypeError, ValueError):
+            spread = None
+    ok = _compare(claim.op, value, claim.threshold)
+    return ClaimResult(claim, HOLDS if ok else FAILS, value=value, spread=spread, scale=scale)
+
+
+def _flatten(v):
+    if isinstance(v, list):
+        for x in v:
+            yield from _flatten(x)
+    else:
+        yield v
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    if isinstance(x, list | tuple):
+        return "[" + ", ".join(_fmt(v) for v in x) + "]"
+    return json.dumps(x) if isinstance(x, str | bool) or x is None else str(x)
+
+
+def format_value(value) -> str:
+    """A claim's number(s), short."""
+    return _fmt(value)

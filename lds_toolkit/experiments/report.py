@@ -1,0 +1,122 @@
+"""``lds-toolkit report``: every declared claim judged on the numbers under an output root.
+
+For each registered experiment, :func:`build_report` reads ``OUT/NAME/summary.json`` (and
+``run.json`` for how it ran), evaluates the experiment's :attr:`Experiment.claims` with
+:func:`~lds_toolkit.experiments.claims.evaluate_claim` and returns one row per claim. The
+rows print as a text table and are written as Markdown (``OUT/report.md``) and JSON
+(``OUT/report.json``); the docs' reproduction table is the Markdown of the committed
+numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .base import list_experiments
+from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One claim of one experiment, judged."""
+
+    experiment: str
+    result: ClaimResult
+    run: dict[str, Any] | None
+
+    @property
+    def verdict(self) -> str:
+        """``holds``/``fails``/``not run``; a claim measured at a scale it is not declared
+        for says so (``fails (not expected at quick)``)."""
+        r = self.result
+        if r.verdict == NOT_RUN or r.expected:
+            return r.verdict
+        return f"{r.verdict} (not expected at {r.scale})"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"experiment": self.experiment, **self.result.to_dict()}
+        d["verdict_text"] = self.verdict
+        if self.run:
+            d["run"] = {k: self.run.get(k) for k in ("scale", "code_version", "date",
+                                                     "total_seconds", "jobs")
+                        if k in self.run}
+        return d
+
+
+def _read_json(path: Path):
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+
+
+def build_report(out: str | Path, names: list[str] | None = None) -> list[ReportRow]:
+    """Rows for every claim of every experiment (or of ``names``) under ``out``."""
+    out = Path(out)
+    rows = []
+    for name, exp in list_experiments().items():
+        if names is not None and name not in names:
+            continue
+        summary = _read_json(out / name / "summary.json")
+        run = _read_json(out / name / "run.json")
+        for claim in exp.claims:
+            rows.append(ReportRow(name, evaluate_claim(claim, summary), run))
+    return rows
+
+
+def _spread_text(result: ClaimResult) -> str:
+    if result.spread is None:
+        return ""
+    lo, hi = result.spread
+    return f"{lo:.3g} – {hi:.3g}"
+
+
+def _cells(row: ReportRow) -> list[str]:
+    r, c = row.result, row.result.claim
+    value = "" if r.verdict == NOT_RUN else format_value(r.value)
+    return [row.experiment, f"{c.paper}, {c.where}", c.statement, value, _spread_text(r),
+            c.describe_test(), r.scale or "", row.verdict]
+
+
+HEADERS = ["experiment", "paper", "claim", "ours", "seeds (min – max)", "threshold", "scale",
+           "verdict"]
+
+
+def to_markdown(rows: list[ReportRow]) -> str:
+    """The rows as a Markdown table."""
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    for row in rows:
+        cells = [x.replace("|", "\\|") for x in _cells(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_text(rows: list[ReportRow], width: int = 60) -> str:
+    """The rows as a plain-text table (the claim text cut to ``width``)."""
+    table = [HEADERS] + [_cells(r) for r in rows]
+    table = [[c if len(c) <= width else c[: width - 1] + "…" for c in line] for line in table]
+    widths = [max(len(line[i]) for line in table) for i in range(len(HEADERS))]
+    out = []
+    for j, line in enumerate(table):
+        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    counts = {v: sum(r.result.verdict == v for r in rows) for v in (HOLDS, FAILS, NOT_RUN)}
+    out.append(f"{len(rows)} claims: {counts[HOLDS]} hold, {counts[FAILS]} fail, "
+               f"{counts[NOT_RUN]} not run")
+    return "\n".join(out) + "\n"
+
+
+def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
+    """Write ``out/report.md`` and ``out/report.json``; return their paths."""
+    from .._atomic import atomic_write_text
+
+    out = Path(out)
+    md, js = out / "report.md", out / "report.json"
+    atomic_write_text(md, to_markdown(rows))
+    atomic_write_text(js, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+    return md, js
