@@ -136,7 +136,7 @@ def section_learner(quick):
     print(f"\n[3] Algorithm 1, T = {T}, k = {k}, full context, d_in = d_out = 1")
     system = random_lds(64, eigenvalue_regions(T, 7 / 8).region_a, rng=0)
     u = np.random.default_rng(1).standard_normal((T, 1))
-    y = simulate(system, u, output="paper", return_states=False).y
+    y = simulate(system, u, output="lengen", return_states=False).y
     learner = SpectralFiltering(horizon=T, k=k, lr=0.5, radius=5.0)
     taps, _ = learner._setup()
     ref = per_step_numpy(u, y, taps, 0.5, 5.0)

@@ -1,8 +1,10 @@
 r"""Online learners of the length-generalization paper and their baselines.
 
-Time-index convention (the paper's, eq. 1 and eq. 4).  Arrays ``u[t]``, ``y[t]``, t = 0..n-1,
-are the paper's u_t, y_t.  At step t the learner receives u_t, predicts y_t, then sees y_t.
-As in eq. 1 (y_{t+1} = C x_t + D u_t) the prediction of y_t uses inputs strictly before t:
+Time-index convention (the paper's eq. 4 and the sentence below its eq. 1).  Arrays ``u[t]``,
+``y[t]``, t = 0..n-1, are the paper's u_t, y_t.  At step t the learner receives u_t, predicts
+y_t, then sees y_t; the prediction of y_t uses inputs strictly before t.  The data the
+algorithms are built for (``simulate(..., output="lengen")``) have
+y_{t+1} = sum_{l>=0} C A^l B u_{t-l} + D u_t: u_{t-1} reaches y_t with coefficient C B + D.
 
 * Algorithm 1 (eq. 4), :class:`SpectralFiltering`::
 
@@ -10,7 +12,10 @@ As in eq. 1 (y_{t+1} = C x_t + D u_t) the prediction of y_t uses inputs strictly
 
   i.e. tap ``phi_i[0]`` multiplies u_{t-1} (the columns of u_{(t-1):(t-L)} are
   u_{t-1}, ..., u_{t-L}); (sigma_i, phi_i) are the top-k eigenpairs of H_T and only the first
-  L taps of the length-T filters are used (zero-padded history before t = 0).
+  L taps of the length-T filters are used (zero-padded history before t = 0).  With D = 0,
+  y_t - y_{t-1} has coefficient C B on u_{t-1} and C A^{j-1}(A - I) B on u_{t-1-j} (j >= 1):
+  per eigenvalue a of A, the impulse (1, -(1-a), -(1-a)a, -(1-a)a^2, ...), a spike at tap 0
+  minus a shifted mu_a of eq. 3.
 
 * Algorithm 2, :class:`SpectralFilteringAR2`::
 
@@ -20,9 +25,12 @@ As in eq. 1 (y_{t+1} = C x_t + D u_t) the prediction of y_t uses inputs strictly
   with (sigma~, phi~) the top k-2 eigenpairs of N_{T-2}.  The paper writes sigma~_i, phi~_i
   for i = 3..k; read literally that would drop the two leading eigenvectors of N_{T-2} (the
   ones that carry the long memory), so we pair M_3..M_k with phi~_1..phi~_{k-2}: k parameter
-  matrices in total, as in Algorithm 1.  With a noiseless LDS and D = 0, y_t - 2y_{t-1} +
-  y_{t-2} has coefficient C A^{m-3}(A - I)^2 B on u_{t-m} for m >= 4, a sum of the vectors
-  mu~_alpha that N_T is built from.
+  matrices in total, as in Algorithm 1.  With a noiseless LDS and D = 0, the second
+  difference y_t - 2y_{t-1} + y_{t-2} has coefficient C B on u_{t-1} (M_1), C (A - 2I) B on
+  u_{t-2} (M_2) and C A^j (A - I)^2 B on u_{t-3-j}: per eigenvalue a, (1-a)^2 a^j, exactly
+  the vector mu~_a that N_T is built from (eq. 5), tap for tap.  (Under eq. 1 read
+  literally, y_{t+1} = C x_t, every coefficient moves one tap later: M_1's true value is 0
+  and the filters must represent a shifted mu~_a; see ``docs/index.md``, errata.)
 
 Values before t = 0 (y_{-1}, y_{-2}, u_{-1}, ...) are 0.  The loss is
 l_t(M) = ||yhat_t - y_t||^2; online gradient descent (OGD) updates::
@@ -35,8 +43,7 @@ where x_{t,i} in R^{d_in} is the filtered input of block i and eta_t is the t-th
 Two interfaces give the same numbers (to round-off): streaming ``predict_one(u_t)`` then
 ``learn_one(y_t)`` (like river), and batch ``fit_predict(u, y)`` (features by FFT
 convolution, the OGD loop in numba).  Data from :func:`lds_toolkit.systems.simulate` with
-``output="paper"`` follows this convention; with ``output="standard"`` (y_t sees u_t) feed
-``u[1:]`` against ``y[:-1]``.
+``output="lengen"`` follow this convention (with D = 0 it is the same as ``"standard"``).
 """
 
 from __future__ import annotations
@@ -422,13 +429,13 @@ class LastValue(OnlineLearner):
 
 
 class LDSOracle(OnlineLearner):
-    """The true system's prediction (eq. 1): yhat_t = C x_{t-1} + D u_{t-1}.
+    """The true system's prediction: yhat_t = C x_t + D u_{t-1}, x_t = A x_{t-1} + B u_{t-1}.
 
-    The state follows x_t = A x_{t-1} + B u_{t-1}.
-
-    ``x_0 = x0`` (zeros by default) and yhat_0 = 0, matching
-    ``simulate(system, u, x0, output="paper")`` (noiseless); on noiseless data from that
-    simulation its loss is 0 up to round-off.  Nothing is learned.
+    The length-generalization paper's reading (``simulate(..., output="lengen")``): the
+    coefficient of u_{t-1-l} in y_t is C A^l B (l >= 0) and D multiplies u_{t-1}.  ``x_0 = x0``
+    (zeros by default), u_{-1} = 0, so yhat_0 = C x_0.  On noiseless data from
+    ``simulate(system, u, x0, output="lengen")`` its loss is 0 up to round-off.  Nothing is
+    learned.
 
     Parameters
     ----------
@@ -464,17 +471,14 @@ class LDSOracle(OnlineLearner):
                              f"got d_in={d_in}, d_out={d_out}")
         super().reset(d_in, d_out)
         self._state = x0.copy()  # x_t at step t (before u_t arrives)
-        self._u_prev = None
+        self._u_prev = np.zeros(d_in)  # u_{t-1}
         return self
 
     def predict_one(self, u_t):
         u_t = self._begin_step(u_t)
         s = self.system
-        if self._u_prev is None:
-            pred = np.zeros(self.d_out_)
-        else:  # self._state holds x_{t-1}
-            pred = s.C @ self._state + s.D @ self._u_prev
-            self._state = s.A @ self._state + s.B @ self._u_prev
+        pred = s.C @ self._state + s.D @ self._u_prev
+        self._state = s.A @ self._state + s.B @ u_t  # x_{t+1}
         self._u_prev = u_t
         self._pending = (np.zeros((0, self.d_in_)), pred)
         return pred.copy()
@@ -491,13 +495,13 @@ class LDSOracle(OnlineLearner):
         system, x0 = self._check_system()
         u, y = _as_streams(u, y, system.n_inputs, system.n_outputs)
         self.reset(u.shape[1], y.shape[1])
-        res = simulate(system, u, x0=x0, output="paper")
+        res = simulate(system, u, x0=x0, output="lengen", return_states=False)
         pred = res.y
         self.losses_ = np.sum((pred - y) ** 2, axis=1)
         self.n_updates_ = u.shape[0]
-        # continue after the stream: x_{n-1} and u_{n-1}
-        self._state = res.x[-1].copy()  # x_{n-1}
-        self._u_prev = u[-1]
+        # continue after the stream: x_n and u_{n-1}
+        self._state = res.final_state.copy()
+        self._u_prev = u[-1].copy()
         return pred
 
 

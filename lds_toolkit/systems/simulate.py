@@ -1,6 +1,6 @@
 r"""Simulation of discrete-time linear dynamical systems (numba cores, batched).
 
-Three output conventions, chosen by the explicit ``output`` argument. Let ``s_t`` denote
+Four output conventions, chosen by the explicit ``output`` argument. Let ``s_t`` denote
 the state of the standard recursion::
 
     s_0 = x0,      s_{t+1} = A s_t + B u_t + w_t                     (all conventions)
@@ -9,8 +9,21 @@ the state of the standard recursion::
 
     y_t = C s_t + D u_t + v_t                  states[t] = s_t
 
-``output="paper"`` — eq. 1 of the length-generalization paper, x_{t+1} = A x_t + B u_t + w_t,
-y_{t+1} = C x_t + D u_t + ζ_t. The output at index t sees inputs strictly before t::
+``output="lengen"`` — the length-generalization paper as its text and theorems read it:
+"a matrix coefficient of the form C A^ℓ B capturing u_{t−ℓ}'s contribution to y_{t+1}"
+(Sec. 2, below eq. 1), so y_{t+1} = Σ_{ℓ≥0} C A^ℓ B u_{t−ℓ} + D u_t. The output at index t
+is a function of the input history u_{<t}; D enters where eq. 1 prints it (D u_t in
+y_{t+1}), so that y_{t+1} stays a function of that history::
+
+    y_t = C s_t + D u_{t-1} + v_t   (u_{-1} = 0)     states[t] = s_t
+
+With D = 0 it equals ``"standard"``. Algorithms 1 and 2 are built for it: their first tap
+multiplies u_{t−1} when predicting y_t, whose coefficient is C B (+ D).
+
+``output="eq1-literal"`` — eq. 1 as printed, x_{t+1} = A x_t + B u_t + w_t,
+y_{t+1} = C x_t + D u_t + ζ_t. Then C A^ℓ B multiplies u_{t−1−ℓ} in y_{t+1} (one step more
+delay than the paper's own sentence and than Algorithms 1–2 assume); kept to measure that
+reading (docs/index.md, errata)::
 
     y_0 = v_0 (eq. 1 does not define y_0; the noiseless value is 0),
     y_t = C s_{t-1} + D u_{t-1} + v_t   (t >= 1)      states[t] = s_t
@@ -20,8 +33,8 @@ y_{t+1} = C x_t + D u_t + ζ_t. The output at index t sees inputs strictly befor
 
     y_t = C s_{t+1} + D u_t + v_t              states[t] = s_{t+1} (= x_t of S4)
 
-Here ``v_t = obs_noise[t]`` is added to output index t in every convention (for the paper
-convention, v_t = ζ_{t-1}). ``process_noise[t]`` is w_t.
+Here ``v_t = obs_noise[t]`` is added to output index t in every convention (for
+``"eq1-literal"``, v_t = ζ_{t-1}). ``process_noise[t]`` is w_t.
 
 Two numerically equivalent paths (``method``):
 
@@ -58,7 +71,14 @@ from .._validation import as_float_array, check_choice, check_real
 from . import _cores
 from .lds import LDS, as_state_vector
 
-OUTPUT_CONVENTIONS = ("standard", "paper", "s4")
+OUTPUT_CONVENTIONS = ("standard", "lengen", "eq1-literal", "s4")
+#: Names that are refused with an explanation instead of being guessed.
+_REMOVED_CONVENTIONS = {
+    "paper": 'output="paper" was removed: it meant eq. 1 of the length-generalization paper '
+             'read literally (y_{t+1} = C x_t + D u_t), which is not the reading the paper\'s '
+             'text, theorems and Algorithms 1-2 use. Use output="lengen" (y_{t+1} = sum_l '
+             'C A^l B u_{t-l} + D u_t) or, to reproduce the old numbers, "eq1-literal"',
+}
 METHODS = ("auto", "dense", "modal")
 #: Largest eigenvector-matrix condition number for which the modal path is used by "auto".
 MODAL_MAX_COND = 1e4
@@ -211,7 +231,7 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
         w_t added to the state update; a float σ draws w_t ~ N(0, σ² I) from ``rng``.
     obs_noise : array_like (..., T, d_out) or float, optional
         v_t added to output index t; a float σ draws from ``rng``.
-    output : {"standard", "paper", "s4"}
+    output : {"standard", "lengen", "eq1-literal", "s4"}
         Output index convention (module docstring).
     method : {"auto", "dense", "modal"}
         Simulation path (module docstring).
@@ -237,12 +257,17 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
     array([0. , 1. , 1.5])
     >>> simulate(sys, np.ones((3, 1)), output="s4").y[:, 0]
     array([1.  , 1.5 , 1.75])
+    >>> sys_d = LDS([[0.5]], [[1.0]], [[1.0]], [[1.0]], dt=1.0)  # D = I: D u_{t-1} in y_t
+    >>> simulate(sys_d, np.ones((3, 1)), output="lengen").y[:, 0]
+    array([0. , 2. , 2.5])
     """
     if not isinstance(system, LDS):
         raise TypeError(f"system must be an LDS, got {type(system).__name__}")
     if not system.is_discrete:
         raise ValueError("system must be discrete-time (dt set); for continuous systems use "
                          "simulate_continuous or discretize first")
+    if output in _REMOVED_CONVENTIONS:
+        raise ValueError(_REMOVED_CONVENTIONS[output])
     check_choice("output", output, OUTPUT_CONVENTIONS)
     check_choice("method", method, METHODS)
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
@@ -286,6 +311,8 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
     wb = None if w is None else _batched("process_noise", w, 2, ("n", n), batch_shape)
 
     use_next = output == "s4"
+    # "lengen" adds D u_{t-1} after the recursion; the cores then emit C s_t alone
+    D_core = np.zeros_like(system.D) if output == "lengen" else system.D
     chosen = method
     mf = None
     if method in ("auto", "modal"):
@@ -300,16 +327,18 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
         chosen = "modal" if (method == "modal" or exact) else "dense"
 
     if chosen == "modal":
-        y, states, final = _run_modal(system, mf, ub, x0b, wb, use_next, return_states,
-                                     bound, batch_shape)
+        y, states, final = _run_modal(system, D_core, mf, ub, x0b, wb, use_next,
+                                     return_states, bound, batch_shape)
         if y is None:  # the modal norm bound is conservative for non-orthogonal V: confirm
             chosen = "dense"
     if chosen == "dense":
-        y, states, final = _run_dense(system, ub, x0b, wb, use_next, return_states, bound,
-                                      batch_shape)
+        y, states, final = _run_dense(system, D_core, ub, x0b, wb, use_next, return_states,
+                                      bound, batch_shape)
 
-    if output == "paper":
+    if output == "eq1-literal":
         y = np.concatenate([np.zeros_like(y[:, :1]), y[:, :-1]], axis=1)
+    elif output == "lengen" and np.any(system.D):
+        y[:, 1:] += ub[:, :-1] @ system.D.T
     y = y.reshape(batch_shape + (T, d_out))
     if v is not None:
         y = y + v
@@ -329,11 +358,11 @@ def _raise_diverged(bad_b, bad_t, batch_shape, bound):
     raise SimulationDivergedError(bad_t, idx, bound)
 
 
-def _run_dense(system, ub, x0b, wb, use_next, return_states, bound, batch_shape):
+def _run_dense(system, D, ub, x0b, wb, use_next, return_states, bound, batch_shape):
     has_noise = wb is not None
     w = wb if has_noise else np.zeros((1, 1, 1))
     y, states, final, bad_b, bad_t = _cores.dense_core(
-        system.A, system.B, system.C, system.D, ub, x0b, w, has_noise, use_next,
+        system.A, system.B, system.C, D, ub, x0b, w, has_noise, use_next,
         return_states, bound)
     if bad_b >= 0:
         _raise_diverged(bad_b, bad_t, batch_shape, bound)
@@ -350,7 +379,7 @@ def _conv_is_safe(mf, Bm, ub, bound) -> bool:
     return bool(growth * scale * np.sqrt(len(mf.lam)) < bound)
 
 
-def _modal_convolution(system, mf, Bm, Cm, ub, use_next):
+def _modal_convolution(D, mf, Bm, Cm, ub, use_next):
     """y = g * u + D u with g_s = C A^{s-1+use_next} B from the eigenbasis, by FFT.
 
     Costs O(T n d_in d_out) for the Markov parameters (independent of the batch) plus
@@ -364,7 +393,7 @@ def _modal_convolution(system, mf, Bm, Cm, ub, use_next):
     G = scipy.fft.rfft(g, nfft, axis=0)
     U = scipy.fft.rfft(ub, nfft, axis=1)
     y = scipy.fft.irfft(np.einsum("bfj,fkj->bfk", U, G), nfft, axis=1)[:, :T]
-    return y + ub @ system.D.T
+    return y + ub @ D.T
 
 
 def _final_state_from_inputs(mf, Bm, ub, chunk: int = 4096):
@@ -380,14 +409,14 @@ def _final_state_from_inputs(mf, Bm, ub, chunk: int = 4096):
     return (mf.V @ zT).real.T.copy()
 
 
-def _run_modal(system, mf, ub, x0b, wb, use_next, return_states, bound, batch_shape):
+def _run_modal(system, D, mf, ub, x0b, wb, use_next, return_states, bound, batch_shape):
     dtype = mf.lam.dtype
     if wb is None and not return_states and not np.any(x0b):
         Bm = mf.Vinv @ system.B
         if _conv_is_safe(mf, Bm, ub, bound):
             Cm = np.ascontiguousarray((system.C @ mf.V).astype(dtype))
             Bm = np.ascontiguousarray(Bm.astype(dtype))
-            y = _modal_convolution(system, mf, Bm, Cm, ub, use_next)
+            y = _modal_convolution(D, mf, Bm, Cm, ub, use_next)
             # the lazy final state must not read the caller's buffer later: ub can be a
             # view of u, which the caller may overwrite before asking for final_state
             u_kept = ub if ub.flags.owndata else ub.copy()
@@ -400,7 +429,7 @@ def _run_modal(system, mf, ub, x0b, wb, use_next, return_states, bound, batch_sh
           else np.zeros((1, 1, 1), dtype=dtype))
     vnorm = 1.0 if mf.orthogonal else float(np.linalg.norm(mf.V, 2))
     y, states, final, bad_b, bad_t = _cores.modal_core(
-        mf.lam, Bm, Cm, system.D, ub, z0, wm, has_noise, use_next, return_states, bound, vnorm)
+        mf.lam, Bm, Cm, D, ub, z0, wm, has_noise, use_next, return_states, bound, vnorm)
     if bad_b >= 0:
         if mf.orthogonal:  # exact: ||V z|| = ||z||, so the reported step is the true one
             _raise_diverged(bad_b, bad_t, batch_shape, bound)

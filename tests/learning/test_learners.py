@@ -62,7 +62,7 @@ def reference_ogd(u, y, *, algorithm, T, k, L, r, lr, schedule):
 def _data(n, d_in, d_out, seed=0, n_states=8):
     sys_ = random_lds(n_states, [(0.5, 0.99)], d_in=d_in, d_out=d_out, rng=seed)
     u = np.random.default_rng(seed + 1).standard_normal((n, d_in))
-    return sys_, u, simulate(sys_, u, output="paper").y
+    return sys_, u, simulate(sys_, u, output="lengen").y
 
 
 CASES = [
@@ -171,7 +171,7 @@ def test_ar_parts_exact_on_polynomial_outputs():
 def test_learning_reduces_loss_on_lds():
     sys_ = random_lds(16, [(0.9, 1.0)], rng=11)
     u = np.random.default_rng(12).standard_normal((4096, 1))
-    y = simulate(sys_, u, output="paper").y
+    y = simulate(sys_, u, output="lengen").y
     trivial = LastValue().fit_predict(u, y)
     trivial_loss = np.mean((trivial - y) ** 2)
     for cls in (SpectralFiltering, SpectralFilteringAR2):
@@ -185,20 +185,27 @@ def test_learning_reduces_loss_on_lds():
 def test_oracle_matches_simulation_and_streams():
     sys_, u, y = _data(300, 2, 3, seed=7)
     x0 = np.random.default_rng(0).standard_normal(sys_.n_states)
-    y0 = simulate(sys_, u, x0=x0, output="paper").y
+    y0 = simulate(sys_, u, x0=x0, output="lengen").y
     oracle = LDSOracle(sys_, x0=x0)
     pb = oracle.fit_predict(u, y0)
     assert oracle.losses_.max() < 1e-20
     ps = _stream(LDSOracle(sys_, x0=x0), u, y0)
     np.testing.assert_allclose(ps, pb, atol=1e-10)
-    # eq. 1 by hand: y_{t+1} = C x_t + D u_t, x_{t+1} = A x_t + B u_t
+    # the paper's reading by hand: x_{t+1} = A x_t + B u_t, y_{t+1} = C x_{t+1} + D u_t
     A, B, C, D = sys_.A, sys_.B, sys_.C, sys_.D
     sys_d = LDS(A, B, C, np.ones_like(D), dt=1.0)
-    x, ys = x0.copy(), [np.zeros(3)]
+    x = x0.copy()
+    ys = [C @ x]
     for t in range(5):
-        ys.append(C @ x + sys_d.D @ u[t])
         x = A @ x + B @ u[t]
-    np.testing.assert_allclose(LDSOracle(sys_d, x0=x0).fit_predict(u[:6], y0[:6]), ys,
+        ys.append(C @ x + sys_d.D @ u[t])
+    oracle_d = LDSOracle(sys_d, x0=x0)
+    np.testing.assert_allclose(oracle_d.fit_predict(u[:6], y0[:6]), ys, atol=1e-12)
+    np.testing.assert_allclose(_stream(LDSOracle(sys_d, x0=x0), u[:6], y0[:6]), ys,
+                               atol=1e-12)
+    # continuing after fit_predict gives the next prediction of the longer stream
+    np.testing.assert_allclose(oracle_d.predict_one(u[6]),
+                               LDSOracle(sys_d, x0=x0).fit_predict(u[:7], y0[:7])[6],
                                atol=1e-12)
 
 

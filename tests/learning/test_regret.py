@@ -40,7 +40,7 @@ def _cvx(D, Z, m, d_in, r):
 def _stream(T, n_states=32, interval=(0.9, 1.0), d_in=1, d_out=1, seed=1):
     sys_ = random_lds(n_states, [interval], d_in=d_in, d_out=d_out, rng=seed)
     u = np.random.default_rng(seed + 100).standard_normal((T, d_in))
-    return u, simulate(sys_, u, output="paper").y
+    return u, simulate(sys_, u, output="lengen").y
 
 
 @pytest.mark.parametrize("n, m, d_in, d_out, r", [

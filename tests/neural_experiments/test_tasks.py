@@ -133,15 +133,15 @@ def test_sine_targets_are_the_next_samples_and_jitter_stays_inside_the_step():
         sine_fit(100, jitter=0.7)
 
 
-def _naive_paper_outputs(system, u):
-    """x_{t+1} = A x_t + B u_t, y_{t+1} = C x_t + D u_t, y_0 = 0 (a plain loop)."""
+def _naive_lengen_outputs(system, u):
+    """x_{t+1} = A x_t + B u_t, y_{t+1} = C x_{t+1} + D u_t, y_0 = 0 (a plain loop)."""
     n, T, _ = u.shape
     y = np.zeros((n, T, system.C.shape[0]))
     for b in range(n):
         x = np.zeros(system.A.shape[0])
         for t in range(T - 1):
-            y[b, t + 1] = system.C @ x + system.D @ u[b, t]
             x = system.A @ x + system.B @ u[b, t]
+            y[b, t + 1] = system.C @ x + system.D @ u[b, t]
     return y
 
 
@@ -152,9 +152,9 @@ def test_lds_targets_equal_simulate_and_a_plain_loop():
     u, y = task.info["u"], task.info["y"]
     assert u.shape == (3, 41, 2) and task.inputs.shape == (3, 40, 5)
     # the recursion (return_states=True) and the FFT route agree to round-off
-    np.testing.assert_allclose(y, simulate(system, u, output="paper").y, rtol=1e-10,
+    np.testing.assert_allclose(y, simulate(system, u, output="lengen").y, rtol=1e-10,
                                atol=1e-12)
-    np.testing.assert_allclose(y, _naive_paper_outputs(system, u), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(y, _naive_lengen_outputs(system, u), rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(task.targets, y[:, 1:])
     np.testing.assert_array_equal(task.inputs[..., :2], u[:, :40])
     np.testing.assert_array_equal(task.inputs[..., 2:], y[:, :40])  # y_t next to u_t

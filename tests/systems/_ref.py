@@ -80,7 +80,8 @@ def dlsim_reference(sys: LDS, u, x0, output):
     ``scipy.signal.dlsim`` and index shifts only.
 
     * standard: dlsim as is (y_t = C x_t + D u_t, states[t] = x_t).
-    * paper: y_0 = 0, y_t = y^std_{t-1}; states as standard.
+    * eq1-literal: y_0 = 0, y_t = y^std_{t-1}; states as standard.
+    * lengen: dlsim of (A, B, C, 0) plus D u_{t-1}; states as standard.
     * s4: the standard-convention system (A, B, C A, D + C B), since
       y_t = C x_{t+1} + D u_t = C A x_t + (D + C B) u_t; states[t] = x_{t+1}.
     """
@@ -91,9 +92,14 @@ def dlsim_reference(sys: LDS, u, x0, output):
     y_std, x_std, final = y_std[:T], x_all[:T], x_all[T]
     if output == "standard":
         return y_std, x_std, final
-    if output == "paper":
+    if output == "eq1-literal":
         y = np.zeros_like(y_std)
         y[1:] = y_std[:-1]
+        return y, x_std, final
+    if output == "lengen":
+        _, y0, _ = scipy.signal.dlsim((A, B, C, np.zeros_like(D), 1.0), u_ext, x0=x0)
+        y = y0[:T].reshape(T, -1).copy()
+        y[1:] += u[:-1] @ D.T
         return y, x_std, final
     if output == "s4":
         _, y_s4, _ = scipy.signal.dlsim((A, B, C @ A, D + C @ B, 1.0), u, x0=x0)
@@ -107,13 +113,19 @@ def forced_response_reference(sys: LDS, u, x0, output):
 
     A, B, C, D = (np.array(m) for m in (sys.A, sys.B, sys.C, sys.D))
     T = u.shape[0]
+    D_out = D
     if output == "s4":
         C, D = C @ A, D + C @ B
+    if output == "lengen":
+        D = np.zeros_like(D)
     resp = control.forced_response(control.ss(A, B, C, D, 1.0), timepts=np.arange(T),
                                    inputs=u.T, initial_state=x0, squeeze=False)
     y = np.asarray(resp.outputs).reshape(C.shape[0], T).T
-    if output == "paper":
+    if output == "eq1-literal":
         y = np.vstack([np.zeros((1, y.shape[1])), y[:-1]])
+    if output == "lengen":
+        y = y.copy()
+        y[1:] += u[:-1] @ D_out.T
     return y
 
 
@@ -121,7 +133,8 @@ def loop_reference(sys: LDS, u, x0, w, v, output):
     """Plain per-step loop of the documented equations, for one stream.
 
     s_{t+1} = A s_t + B u_t + w_t;  standard y_t = C s_t + D u_t + v_t;
-    paper y_0 = v_0, y_t = C s_{t-1} + D u_{t-1} + v_t;  s4 y_t = C s_{t+1} + D u_t + v_t.
+    eq1-literal y_0 = v_0, y_t = C s_{t-1} + D u_{t-1} + v_t;  s4 y_t = C s_{t+1} + D u_t + v_t;
+    lengen y_t = C s_t + D u_{t-1} + v_t (u_{-1} = 0).
     """
     A, B, C, D = sys.A, sys.B, sys.C, sys.D
     T = u.shape[0]
@@ -134,6 +147,8 @@ def loop_reference(sys: LDS, u, x0, w, v, output):
             y[t] = C @ s[t] + D @ u[t]
         elif output == "s4":
             y[t] = C @ s[t + 1] + D @ u[t]
+        elif output == "lengen":
+            y[t] = C @ s[t] + (D @ u[t - 1] if t >= 1 else 0)
         elif t >= 1:
             y[t] = C @ s[t - 1] + D @ u[t - 1]
     if v is not None:

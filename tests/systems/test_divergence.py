@@ -34,7 +34,7 @@ def _expected_step(sys, u, x0, bound, w=None):
     return step
 
 
-@pytest.mark.parametrize("output", ["standard", "paper", "s4"])
+@pytest.mark.parametrize("output", ["standard", "lengen", "eq1-literal", "s4"])
 @pytest.mark.parametrize("method", ["auto", "dense"])
 @pytest.mark.parametrize("kind", ["symmetric", "nonsymmetric", "defective"])
 @pytest.mark.parametrize("bound", [1e3, 1e8, None])

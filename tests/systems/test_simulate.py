@@ -1,8 +1,8 @@
 """simulate() against scipy.signal.dlsim / control.forced_response and a naive loop.
 
 Every output convention is checked against a reference built from the *standard* one by the
-index shifts written in ``_ref.dlsim_reference`` (paper: delay by one step with y_0 = 0;
-s4: the system (A, B, CA, D + CB)), for every batch layout and both simulation paths.
+index shifts written in ``_ref.dlsim_reference`` (eq1-literal: delay by one step with y_0 = 0;
+lengen: D u_{t-1} instead of D u_t; s4: the system (A, B, CA, D + CB)), for every batch layout and both simulation paths.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ._ref import (
 )
 
 TOL = 1e-10
-CONVENTIONS = ("standard", "paper", "s4")
+CONVENTIONS = ("standard", "lengen", "eq1-literal", "s4")
 T = 48
 
 # name -> (batch shape of u, batch shape of x0 or None for x0=None)
@@ -127,14 +127,58 @@ def test_simulate_matches_control_forced_response(kind, output):
         assert_rel(y[b], forced_response_reference(sys, u[b], x0[b], output), TOL)
 
 
+@pytest.mark.parametrize("D_kind", ["zero", "identity", "random"])
+@pytest.mark.parametrize("method", ["dense", "modal"])
+def test_lengen_convention_markov_parameters(D_kind, method):
+    """The length-generalization paper's sentence below eq. 1: C A^l B is the coefficient of
+    u_{t-l} in y_{t+1} (l >= 0), and D multiplies u_t in y_{t+1}. Checked by impulses at every
+    input channel against matrix powers computed independently (no simulation code)."""
+    rng = np.random.default_rng(11)
+    n, d, T, tau = 5, 2, 12, 3
+    A = rng.standard_normal((n, n))
+    A = 0.9 * A / max(abs(np.linalg.eigvals(A)))
+    B, C = rng.standard_normal((n, d)), rng.standard_normal((d, n))
+    D = {"zero": np.zeros((d, d)), "identity": np.eye(d),
+         "random": rng.standard_normal((d, d))}[D_kind]
+    sys = LDS(A, B, C, D, dt=1.0)
+    for j in range(d):
+        u = np.zeros((T, d))
+        u[tau, j] = 1.0  # impulse u_tau = e_j
+        y = simulate(sys, u, output="lengen", method=method).y
+        assert np.all(y[: tau + 1] == 0), "y_t for t <= tau must not see u_tau"
+        for ell in range(T - tau - 1):
+            # y_{t+1} with t = tau + ell holds u_{t-ell} = u_tau with coefficient C A^ell B
+            want = C @ np.linalg.matrix_power(A, ell) @ B[:, j] + (D[:, j] if ell == 0 else 0)
+            np.testing.assert_allclose(y[tau + ell + 1], want, rtol=1e-12, atol=1e-14)
+
+
+def test_lengen_equals_standard_when_D_is_zero_and_eq1_literal_is_one_step_later():
+    rng = np.random.default_rng(12)
+    sys = make_system("symmetric", 6, 1, 1, rng)
+    sys0 = LDS(sys.A, sys.B, sys.C, np.zeros_like(sys.D), dt=1.0)
+    u = rng.standard_normal((2, 40, 1))
+    y_len = simulate(sys0, u, output="lengen").y
+    np.testing.assert_array_equal(y_len, simulate(sys0, u, output="standard").y)
+    lit = simulate(sys0, u, output="eq1-literal").y
+    np.testing.assert_allclose(lit[:, 1:], y_len[:, :-1], rtol=1e-13, atol=1e-15)
+
+
+def test_removed_paper_convention_explains_the_choice():
+    sys = LDS([[0.5]], [[1.0]], [[1.0]], dt=1.0)
+    with pytest.raises(ValueError, match=r'output="paper" was removed.*"lengen".*"eq1-literal"'):
+        simulate(sys, np.ones((3, 1)), output="paper")
+
+
 def test_docstring_example_values_by_hand():
     """a = 0.5, B = C = 1, u = 1: standard y = (0, 1, 1.5); s4 y = (1, 1.5, 1.75);
-    paper y = (0, 0, 1)."""
+    eq1-literal y = (0, 0, 1); with D = 1, lengen y = (0, 2, 2.5)."""
     sys = LDS([[0.5]], [[1.0]], [[1.0]], dt=1.0)
     u = np.ones((3, 1))
     np.testing.assert_allclose(simulate(sys, u).y[:, 0], [0.0, 1.0, 1.5])
     np.testing.assert_allclose(simulate(sys, u, output="s4").y[:, 0], [1.0, 1.5, 1.75])
-    np.testing.assert_allclose(simulate(sys, u, output="paper").y[:, 0], [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(simulate(sys, u, output="eq1-literal").y[:, 0], [0.0, 0.0, 1.0])
+    sys_d = LDS([[0.5]], [[1.0]], [[1.0]], [[1.0]], dt=1.0)
+    np.testing.assert_allclose(simulate(sys_d, u, output="lengen").y[:, 0], [0.0, 2.0, 2.5])
     x, y = simulate(sys, u)  # unpacks as (x, y)
     np.testing.assert_allclose(x[:, 0], [0.0, 1.0, 1.5])
 

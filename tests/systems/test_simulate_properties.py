@@ -11,7 +11,7 @@ from lds_toolkit.systems import simulate
 
 from ._ref import make_system, rel_err
 
-CONVENTIONS = ("standard", "paper", "s4")
+CONVENTIONS = ("standard", "lengen", "eq1-literal", "s4")
 # (system kind, method): symmetric -> real orthogonal modal path, nonsymmetric -> complex
 # modal path, any kind forced onto the dense path, defective -> dense via auto
 PATHS = [("symmetric", "auto"), ("nonsymmetric", "auto"), ("nonsymmetric", "dense"),
@@ -97,7 +97,7 @@ def test_paper_convention_first_output_is_zero(path, n, d_in, d_out, T, zero_x0,
     rng = np.random.default_rng(seed + 4)
     u = rng.standard_normal((2, T, d_in))
     x0 = np.zeros(sys.n_states) if zero_x0 else rng.standard_normal(sys.n_states)
-    y = simulate(sys, u, x0, output="paper", method=method).y
+    y = simulate(sys, u, x0, output="eq1-literal", method=method).y
     assert np.all(y[:, 0] == 0)
     if T > 1:
         first = x0 @ sys.C.T + u[:, 0] @ sys.D.T

@@ -3,7 +3,7 @@
 One task = one seed: draw a random symmetric LDS of hidden dimension n whose eigenvalues lie
 in Region A (half from each part) or Region B of :func:`lds_toolkit.systems.eigenvalue_regions`
 (defined with q = 7/8, as in the paper's Section 4.1), feed i.i.d. N(0, I) inputs, simulate
-with the paper's eq. 1 convention (``output="paper"``), and run the learner with context
+with the paper's eq. 1 convention (``output="lengen"``), and run the learner with context
 T^q for every q of the sweep on that same stream.
 
 Choices the paper leaves open (documented in docs/learning/spectral_filtering.md):
@@ -83,7 +83,7 @@ def draw_system(config, region: str, rng):
 def streams(system, T, rng):
     """Validation and test streams (u, y) of the same system, independent inputs."""
     u = rng.standard_normal((2, T, system.n_inputs))
-    y = simulate(system, u, output="paper", return_states=False).y
+    y = simulate(system, u, output="lengen", return_states=False).y
     return (u[0], y[0]), (u[1], y[1])
 
 

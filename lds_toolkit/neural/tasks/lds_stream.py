@@ -1,9 +1,9 @@
 """Next-output prediction on streams of a linear dynamical system (the online learners' data).
 
 A stream of length L + 1 is simulated with the length-generalization paper's convention
-(eq. 1, ``simulate(..., output="paper")``)::
+(``simulate(..., output="lengen")``: C A^l B is the coefficient of u_{t-l} in y_{t+1})::
 
-    x_{t+1} = A x_t + B u_t + w_t,     y_{t+1} = C x_t + D u_t + v_{t+1},   x_0 = 0, y_0 = v_0
+    x_{t+1} = A x_t + B u_t + w_t,     y_{t+1} = C x_{t+1} + D u_t + v_{t+1},   x_0 = 0, y_0 = v_0
 
 with i.i.d. Gaussian inputs u_t ~ N(0, input_scale² I). The model reads, at position t, the
 pair (u_t, y_t) and must output y_{t+1}::
@@ -61,7 +61,7 @@ def lds_next_output(system: LDS, n: int, length: int, *, input_scale: float = 1.
     input_scale = check_real("input_scale", input_scale, low=0.0, low_inclusive=False)
     gen = as_generator(rng)
     u = input_scale * gen.standard_normal((n, length + 1, system.n_inputs))
-    y = simulate(system, u, process_noise=process_noise, obs_noise=obs_noise, output="paper",
+    y = simulate(system, u, process_noise=process_noise, obs_noise=obs_noise, output="lengen",
                  return_states=False, rng=gen).y
     inputs = np.concatenate([u[:, :length], y[:, :length]], axis=-1)
     targets = y[:, 1:].copy()
