@@ -24,15 +24,17 @@ plt.rcParams.update({"font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
 
 
 def conventions():
-    """x_{t+1} = 0.7 x_t + u_t, y = x, an impulse u_3 = 1, in the three conventions."""
+    """x_{t+1} = 0.7 x_t + u_t, y = x, an impulse u_3 = 1, in the four conventions."""
     sys = LDS([[0.7]], [[1.0]], [[1.0]], dt=1.0)
     T = 10
     u = np.zeros((T, 1))
     u[3] = 1.0
     t = np.arange(T)
-    fig, axes = plt.subplots(1, 3, figsize=(8.0, 2.4), sharey=True)
-    for ax, output, rule in zip(axes, ["standard", "paper", "s4"],
-                                [r"$y_t = C x_t + D u_t$", r"$y_{t+1} = C x_t + D u_t$",
+    fig, axes = plt.subplots(1, 4, figsize=(10.5, 2.5), sharey=True)
+    for ax, output, rule in zip(axes, ["standard", "lengen", "eq1-literal", "s4"],
+                                [r"$y_t = C x_t + D u_t$",
+                                 r"$y_{t+1} = \sum_{\ell\geq 0} CA^\ell B u_{t-\ell} + D u_t$",
+                                 r"$y_{t+1} = C x_t + D u_t$",
                                  r"$x_k = \bar A x_{k-1} + \bar B u_k,\ y_k = C x_k$"]):
         y = simulate(sys, u, output=output).y[:, 0]
         ax.stem(t, y, basefmt=" ")
