@@ -117,7 +117,8 @@ def test_simulate_rejects_continuous_system_and_non_lds():
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [
-    (dict(output="lagged"), ValueError, r"output must be one of \['eq1-literal', 'lengen', 's4', 'standard'\]"),
+    (dict(output="lagged"), ValueError,
+     r"output must be one of \['eq1-literal', 'lengen', 's4', 'standard'\]"),
     (dict(method="fft"), ValueError, r"method must be one of"),
     (dict(max_state_norm=0.0), ValueError, r"max_state_norm must lie in \(0, inf\)"),
     (dict(max_state_norm=-1.0), ValueError, r"max_state_norm must lie in \(0, inf\)"),

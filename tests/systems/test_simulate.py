@@ -2,7 +2,8 @@
 
 Every output convention is checked against a reference built from the *standard* one by the
 index shifts written in ``_ref.dlsim_reference`` (eq1-literal: delay by one step with y_0 = 0;
-lengen: D u_{t-1} instead of D u_t; s4: the system (A, B, CA, D + CB)), for every batch layout and both simulation paths.
+lengen: D u_{t-1} instead of D u_t; s4: the system (A, B, CA, D + CB)), for every batch
+layout and both simulation paths.
 """
 
 from __future__ import annotations
