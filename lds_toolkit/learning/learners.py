@@ -332,18 +332,21 @@ class OnlineLearner(ABC):
 
 
 class _SpectralBase(OnlineLearner):
-    _param_names = ("horizon", "k", "context", "radius", "lr", "lr_schedule")
+    _param_names = ("horizon", "k", "context", "radius", "lr", "lr_schedule",
+                    "filter_precision")
     _min_context = 1
     _min_k = 1
 
     def __init__(self, horizon: int = 2**14, k: int = 24, context: int | None = None,
-                 radius: float = math.inf, lr: float = 1e-2, lr_schedule: str = "inv_sqrt"):
+                 radius: float = math.inf, lr: float = 1e-2, lr_schedule: str = "inv_sqrt",
+                 filter_precision: str = "double"):
         self.horizon = horizon
         self.k = k
         self.context = context
         self.radius = radius
         self.lr = lr
         self.lr_schedule = lr_schedule
+        self.filter_precision = filter_precision
 
     @property
     def context_length(self) -> int:
@@ -386,13 +389,16 @@ class SpectralFiltering(_SpectralBase):
         Base step size.
     lr_schedule : {"inv_sqrt", "constant"}
         eta_t = lr / sqrt(t) or eta_t = lr (t = 1, 2, ... counts updates).
+    filter_precision : {"double", "extended"}
+        Arithmetic of the filters (:func:`~lds_toolkit.learning.spectral_filters`):
+        ``"extended"`` resolves filters below the float64 floor (paid once per (T, k), cached).
 
     See the module docstring for the exact prediction and index convention.
     """
 
     def _setup(self):
         T, k, L = self._check_common()
-        sigma, phi = spectral_filters(T, k, "H")
+        sigma, phi = spectral_filters(T, k, "H", precision=self.filter_precision)
         taps = phi[:L] * np.sqrt(np.sqrt(np.abs(sigma)))[None, :]
         return np.ascontiguousarray(taps), (1.0,)
 
@@ -410,7 +416,7 @@ class SpectralFilteringAR2(_SpectralBase):
 
     def _setup(self):
         T, k, L = self._check_common()
-        sigma, phi = spectral_filters(T - 2, k - 2, "N")
+        sigma, phi = spectral_filters(T - 2, k - 2, "N", precision=self.filter_precision)
         taps = np.zeros((L, k))
         taps[0, 0] = 1.0  # M_1 u_{t-1}
         taps[1, 1] = 1.0  # M_2 u_{t-2}

@@ -3,21 +3,28 @@
 One task = one seed: draw a random symmetric LDS of hidden dimension n whose eigenvalues lie
 in Region A (half from each part) or Region B of :func:`lds_toolkit.systems.eigenvalue_regions`
 (defined with q = 7/8, as in the paper's Section 4.1), feed i.i.d. N(0, I) inputs, simulate
-with the paper's eq. 1 convention (``output="lengen"``), and run the learner with context
+with the paper's convention (``simulate(..., output="lengen")``: C A^l B is the coefficient of
+u_{t-l} in y_{t+1}, as the sentence below eq. 1 says; D = 0), and run the learner with context
 T^q for every q of the sweep on that same stream.
 
 Choices the paper leaves open (documented in docs/learning/spectral_filtering.md):
 
 * inputs u_t ~ N(0, I), d_in = d_out = 1, B ~ N(0, 1), C ~ N(0, 1/n), D = 0
-  (:func:`~lds_toolkit.systems.random_lds`);
+  (:func:`~lds_toolkit.systems.random_lds`); ``data_convention`` = ``"lengen"`` (the
+  paper's reading) or ``"eq1-literal"`` (eq. 1 as printed, one step more delay: for the
+  erratum's measurement);
 * radius r = ||B||_2 ||C||_2 (Theorems 5 and 6 ask for r >= ||B|| ||C||);
 * step size: chosen per task on a held-out validation stream of the same system (an
-  independent input sequence), as the value of ``lr_grid`` that gives the full-context
-  learner the smallest mean loss over the last quarter; the shorter contexts then use the
-  same step size.  The choice never looks at q < 1;
+  independent input sequence) as the (schedule, lr) that gives the **full-context** learner
+  the smallest mean loss over the last quarter (:func:`choose_step_size`: the grid
+  ``lr_grid`` of each schedule is widened at an edge until the best value is interior, then
+  refined by factors sqrt(2)); the shorter contexts use the same step size.  The choice never
+  looks at q < 1 nor at the test stream;
 * context length L = ceil(T^q) (q = 1: L = T, the full-context learner);
 * ``final_loss`` = mean loss over the last quarter of the steps; curves are smoothed with a
-  trailing moving average of ``smooth`` steps before plotting.
+  trailing moving average of ``smooth`` steps before plotting;
+* step-size sensitivity: the test-stream final loss at the shortest and the full context for
+  every constant step size of ``sensitivity_lrs`` (how the effect size depends on the step).
 """
 
 from __future__ import annotations
@@ -39,9 +46,11 @@ from ...systems import eigenvalue_regions, random_lds, simulate
 
 Q_VALUES = [1 / 2, 5 / 8, 3 / 4, 7 / 8, 1.0]
 ALGORITHMS = {1: SpectralFiltering, 2: SpectralFilteringAR2}
-#: step sizes tried on the validation stream: (schedule, lr)
-LR_GRID = [["constant", 0.025], ["constant", 0.05], ["constant", 0.1], ["constant", 0.2],
-           ["constant", 0.4], ["inv_sqrt", 0.5], ["inv_sqrt", 1.0], ["inv_sqrt", 2.0]]
+#: starting step-size grid per schedule (widened/refined by :func:`choose_step_size`)
+LR_GRID = {"constant": [0.025, 0.05, 0.1, 0.2, 0.4, 0.8],
+           "inv_sqrt": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}
+#: constant step sizes at which the effect size is measured on the test stream
+SENSITIVITY_LRS = [0.025, 0.05, 0.1, 0.2, 0.4]
 
 
 def context_length(T: int, q: float) -> int:
@@ -59,7 +68,9 @@ def scale_config(scale: str, seeds: int | None, **extra) -> dict:
         cfg = {"T": 2**10, "k": 16, "n": 64, "seeds": 3}
     else:
         cfg = {"T": 2**14, "k": 24, "n": 512, "seeds": 8}
-    cfg.update(region_q=7 / 8, q_values=Q_VALUES, d_in=1, d_out=1, lr_grid=LR_GRID)
+    cfg.update(region_q=7 / 8, q_values=Q_VALUES, d_in=1, d_out=1, lr_grid=LR_GRID,
+               sensitivity_lrs=SENSITIVITY_LRS, data_convention="lengen",
+               filter_precision="double")
     cfg.update(extra)
     if seeds is not None:
         cfg["seeds"] = seeds
@@ -80,10 +91,15 @@ def draw_system(config, region: str, rng):
                       symmetric=True, rng=rng)
 
 
-def streams(system, T, rng):
-    """Validation and test streams (u, y) of the same system, independent inputs."""
-    u = rng.standard_normal((2, T, system.n_inputs))
-    y = simulate(system, u, output="lengen", return_states=False).y
+def streams(system, T, rng, convention: str = "lengen"):
+    """Validation and test streams (u, y) of the same system, independent inputs.
+
+    Each comes from its own child of ``rng``, so the stream of length T is a prefix of the
+    stream of length 2T drawn from the same state (the horizons of ``regret-scaling`` are
+    nested)."""
+    val, test = rng.spawn(2)
+    u = np.stack([g.standard_normal((T, system.n_inputs)) for g in (val, test)])
+    y = simulate(system, u, output=convention, return_states=False).y
     return (u[0], y[0]), (u[1], y[1])
 
 
@@ -93,58 +109,131 @@ def final_loss(losses) -> float:
     return float(np.mean(losses[n - max(n // 4, 1):]))
 
 
-def choose_step_size(cls, config, radius, u, y, criterion: str = "final"):
-    """(schedule, lr) of ``lr_grid`` minimising the full-context learner's loss on (u, y).
+def _validation_loss(cls, config, radius, u, y, schedule, lr, criterion):
+    learner = cls(horizon=config["T"], k=config["k"], context=None, radius=radius, lr=lr,
+                  lr_schedule=schedule, filter_precision=config["filter_precision"])
+    try:
+        learner.fit_predict(u, y)
+    except LearnerDivergedError:
+        return math.inf
+    val = (final_loss(learner.losses_) if criterion == "final"
+           else float(np.sum(learner.losses_)))
+    return val if np.isfinite(val) else math.inf
 
-    ``criterion="final"``: mean loss over the last quarter; ``"total"``: the summed loss.
+
+def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
+                     max_extend: int = 8):
+    """(schedule, lr) minimising the full-context learner's loss on the stream (u, y).
+
+    For each schedule of ``config["lr_grid"]``: evaluate the grid; while the best value sits
+    at an edge, add the next value beyond it (factor 2, at most ``max_extend`` times); then
+    try the geometric midpoints (factor sqrt(2)) on both sides of the best.  A diverged
+    learner counts as infinitely bad.  The chosen value is then *interior*: evaluated
+    neighbours on both sides are worse (``search["interior"]`` says so, and is False only if
+    the extension limit was hit).  ``criterion``: ``"final"`` (mean loss over the last
+    quarter) or ``"total"`` (summed loss).
+
+    Returns
+    -------
+    (schedule, lr), search : tuple, dict
+        ``search`` maps each schedule to its evaluated ``[[lr, loss], ...]`` (sorted by lr;
+        ``None`` for a diverged run) and holds ``"chosen"`` and ``"interior"``.
     """
-    best, best_val = None, np.inf
-    for schedule, lr in config["lr_grid"]:
-        learner = cls(horizon=config["T"], k=config["k"], context=None, radius=radius,
-                      lr=lr, lr_schedule=schedule)
-        try:
-            learner.fit_predict(u, y)
-        except LearnerDivergedError:
-            continue
-        val = (final_loss(learner.losses_) if criterion == "final"
-               else float(np.sum(learner.losses_)))
-        if np.isfinite(val) and val < best_val:
-            best, best_val = (schedule, lr), val
+    search, best, best_val = {}, None, math.inf
+    interior_of = {}
+    for schedule, grid in config["lr_grid"].items():
+        vals = {float(lr): _validation_loss(cls, config, radius, u, y, schedule, lr, criterion)
+                for lr in grid}
+
+        def argbest():
+            return min(vals, key=lambda lr: (vals[lr], lr))
+
+        for _ in range(max_extend):
+            lrs = sorted(vals)
+            b = argbest()
+            if b == lrs[0] and np.isfinite(vals[b]):
+                new = lrs[0] / 2
+            elif b == lrs[-1] and np.isfinite(vals[b]):
+                new = lrs[-1] * 2
+            else:
+                break
+            vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new, criterion)
+        b = argbest()
+        for new in (b / math.sqrt(2), b * math.sqrt(2)):
+            if new not in vals:
+                vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new,
+                                             criterion)
+        b = argbest()
+        lrs = sorted(vals)
+        interior_of[schedule] = (np.isfinite(vals[b]) and lrs[0] < b < lrs[-1])
+        search[schedule] = [[lr, vals[lr] if np.isfinite(vals[lr]) else None] for lr in lrs]
+        if vals[b] < best_val:
+            best, best_val = (schedule, b), vals[b]
     if best is None:
         raise RuntimeError("every step size of lr_grid diverged on the validation stream")
-    return best
+    search["chosen"] = list(best)
+    search["interior"] = bool(interior_of[best[0]])
+    return best, search
 
 
 def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
     """Learner losses for every q on one system (see module docstring)."""
     cls = ALGORITHMS[algorithm]
     T, k = config["T"], config["k"]
+    precision = config["filter_precision"]
     system = draw_system(config, region, rng)
-    (u_val, y_val), (u, y) = streams(system, T, rng)
+    (u_val, y_val), (u, y) = streams(system, T, rng, config["data_convention"])
     radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
-    with warnings.catch_warnings():
-        # N_{T-2} at paper scale has filters below the float64 floor: they are kept (the
-        # paper uses k = 24) and the warning is recorded once in the docs, not per task
-        warnings.simplefilter("ignore", FilterPrecisionWarning)
-        schedule, lr = choose_step_size(cls, config, radius, u_val, y_val)
-        full = BestInHindsight(cls(horizon=T, k=k, radius=radius))
+
+    def learner(c, L, **kw):
+        return c(horizon=T, k=k, context=L, radius=radius, filter_precision=precision, **kw)
+
+    out = {}
+    with warnings.catch_warnings(record=True) as caught:
+        # a filter below the float64 floor is reported once per task in the summary (not
+        # silenced): precision="extended" resolves them
+        warnings.simplefilter("always", FilterPrecisionWarning)
+        (schedule, lr), search = choose_step_size(cls, config, radius, u_val, y_val)
+        full = BestInHindsight(learner(cls, None))
         full.fit_predict(u, y)
         bench_total = float(full.losses_.sum())  # min over Pi_T of the total loss
         losses, finals, regrets, hindsight = [], [], [], []
         for q in config["q_values"]:
             L = context_length(T, q)
-            learner = cls(horizon=T, k=k, context=L, radius=radius, lr=lr,
-                          lr_schedule=schedule)
-            learner.fit_predict(u, y)
-            losses.append(learner.losses_)
-            finals.append(final_loss(learner.losses_))
-            regrets.append(float(learner.losses_.sum()) - bench_total)
-            best_l = BestInHindsight(cls(horizon=T, k=k, context=L, radius=radius))
+            run = learner(cls, L, lr=lr, lr_schedule=schedule)
+            run.fit_predict(u, y)
+            losses.append(run.losses_)
+            finals.append(final_loss(run.losses_))
+            regrets.append(float(run.losses_.sum()) - bench_total)
+            best_l = BestInHindsight(learner(cls, L))
             best_l.fit_predict(u, y)
             hindsight.append(final_loss(best_l.losses_))
+        # effect size against the step size: shortest and full context, constant steps
+        q_short = min(config["q_values"])
+        sens = []
+        for s_lr in config["sensitivity_lrs"]:
+            row = []
+            for L in (context_length(T, q_short), None):
+                try:
+                    r = learner(cls, L, lr=s_lr, lr_schedule="constant")
+                    r.fit_predict(u, y)
+                    row.append(final_loss(r.losses_))
+                except LearnerDivergedError:
+                    row.append(math.inf)
+            sens.append(row)
+        if algorithm == 2:
+            # Algorithm 1 on the same system and streams, its own step-size search: the
+            # paper's "contrast with Figure 3"
+            (s1, lr1), _ = choose_step_size(SpectralFiltering, config, radius, u_val, y_val)
+            a1 = learner(SpectralFiltering, None, lr=lr1, lr_schedule=s1)
+            a1.fit_predict(u, y)
+            out["alg1_full_final_loss"] = final_loss(a1.losses_)
+            out["alg1_step_size"] = [s1, lr1]
+    below_floor = sorted({str(w.message).split(":")[0] for w in caught
+                          if issubclass(w.category, FilterPrecisionWarning)})
     trivial = LastValue()
     trivial.fit_predict(u, y)
-    return {
+    out.update({
         "losses": np.asarray(losses),
         "final_loss": finals,
         "asymmetric_regret": regrets,
@@ -153,20 +242,29 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
         "trivial_final_loss": final_loss(trivial.losses_),
         "lr": lr,
         "lr_schedule": schedule,
+        "step_size_search": search,
+        "sensitivity": np.asarray(sens),
+        "filter_warnings": below_floor,
         "radius": radius,
         "eigenvalues": np.linalg.eigvalsh(system.A),
-    }
+    })
+    return out
 
 
 def summarize_learning(config, results) -> tuple[dict, dict]:
+    """Per q: final loss (mean, min, max, per seed), its ratio to the full-context learner
+    (ratio of the seed means, and per seed), Asymmetric-Regret and best-in-hindsight loss;
+    the step sizes chosen per seed with their search; the step-size sensitivity."""
     qs = config["q_values"]
     T = config["T"]
+    finals = np.array([r["final_loss"] for r in results])  # (seeds, q)
+    full_j = qs.index(1.0) if 1.0 in qs else None
     per_q = {}
     for j, q in enumerate(qs):
-        fl = np.array([r["final_loss"][j] for r in results])
+        fl = finals[:, j]
         rg = np.array([r["asymmetric_regret"][j] for r in results])
         hs = np.array([r["hindsight_final_loss"][j] for r in results])
-        per_q[qkey(q)] = {
+        entry = {
             "context": context_length(T, q),
             "final_loss": float(fl.mean()),
             "final_loss_min": float(fl.min()),
@@ -177,23 +275,59 @@ def summarize_learning(config, results) -> tuple[dict, dict]:
             "hindsight_final_loss": float(hs.mean()),
             "hindsight_final_loss_per_seed": hs.tolist(),
         }
-    full = per_q[qkey(qs[-1])]["final_loss"] if qs[-1] == 1.0 else None
-    if full is not None:
-        for entry in per_q.values():
-            entry["final_loss_ratio_to_full"] = entry["final_loss"] / full
+        if full_j is not None:
+            per_seed = fl / finals[:, full_j]
+            entry["final_loss_ratio_to_full"] = float(fl.mean() / finals[:, full_j].mean())
+            entry["final_loss_ratio_per_seed"] = per_seed.tolist()
+            entry["seeds_worse_than_full"] = int(np.sum(per_seed > 1.0))
+        per_q[qkey(q)] = entry
     summary = {
         "T": T, "k": config["k"], "n": config["n"], "seeds": config["seeds"],
+        "data_convention": config["data_convention"],
         "per_q": per_q,
         "trivial_final_loss": float(np.mean([r["trivial_final_loss"] for r in results])),
         "step_sizes": [[r["lr_schedule"], r["lr"]] for r in results],
+        "step_sizes_interior": all(r["step_size_search"]["interior"] for r in results),
+        "step_size_search": [r["step_size_search"] for r in results],
+        "filters_below_float64_floor": sorted({w for r in results
+                                               for w in r["filter_warnings"]}),
     }
+    if full_j is not None:
+        ratios = [per_q[qkey(q)]["final_loss_ratio_to_full"] for q in qs]
+        summary["ratio_to_full_by_q"] = ratios
+        summary["ratio_to_full_short"] = ratios[0]
+        summary["ratio_to_full_by_q_below_full"] = ratios[:full_j]
+    sens = np.stack([r["sensitivity"] for r in results])  # (seeds, lrs, 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sens_ratio = sens[:, :, 0] / sens[:, :, 1]
+    summary["step_size_sensitivity"] = {
+        "q": min(qs), "lrs": list(config["sensitivity_lrs"]),
+        "ratio_median": [_finite_or_none(np.median(c)) for c in sens_ratio.T],
+        "ratio_min": [_finite_or_none(np.min(c)) for c in sens_ratio.T],
+        "ratio_max": [_finite_or_none(np.max(c)) for c in sens_ratio.T],
+        "full_final_loss_median": [_finite_or_none(np.median(c)) for c in sens[:, :, 1].T],
+    }
+    if "alg1_full_final_loss" in results[0]:
+        a1 = np.array([r["alg1_full_final_loss"] for r in results])
+        mine = finals[:, full_j] if full_j is not None else finals[:, -1]
+        summary["alg1_full_final_loss"] = float(a1.mean())
+        summary["alg1_full_final_loss_per_seed"] = a1.tolist()
+        summary["alg1_over_alg2_full"] = float(a1.mean() / mine.mean())
+        summary["alg1_over_alg2_full_per_seed"] = (a1 / mine).tolist()
+        summary["alg1_step_sizes"] = [r["alg1_step_size"] for r in results]
     arrays = {
         "losses": np.stack([r["losses"] for r in results]),  # (seeds, q, T)
         "q_values": np.asarray(qs),
         "contexts": np.asarray([context_length(T, q) for q in qs]),
         "eigenvalues": np.stack([r["eigenvalues"] for r in results]),
+        "sensitivity": sens,  # (seeds, lrs, [shortest context, full context])
     }
     return summary, arrays
+
+
+def _finite_or_none(x):
+    x = float(x)
+    return x if np.isfinite(x) else None
 
 
 def plot_learning(config, summary, arrays, outdir, *, name: str, title: str):

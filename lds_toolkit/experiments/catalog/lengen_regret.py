@@ -1,17 +1,32 @@
-"""``regret-scaling``: Asymmetric-Regret at T against T, Algorithms 1 and 2.
+"""``regret-scaling``: Asymmetric-Regret at T against T (Theorems 5 and 6), per context T^q.
 
-For each horizon T of the sweep and each seed: Algorithm 1 on a Region A system and
-Algorithm 2 on a Region B system (regions of :func:`~lds_toolkit.systems.eigenvalue_regions`
-at that T, q = 7/8; n, k, inputs and radius as in :mod:`.lengen_common`), each with context
-T^q for q in ``q_values``, trained by OGD with the theory's schedule eta_t = lr / sqrt(t).
-The same rule sets ``lr`` for every T (one algorithm, horizons varying):
-lr = ``lr_scale`` / E||x_t||^2, the features' mean squared norm measured on a held-out input
-stream of the same system -- half the stability limit of the first LMS step for
-``lr_scale = 0.5``; no tuning against the regret.
-Regret_Asymmetric,T(A(T^q), Pi_T) (Definition 3) is the learner's total loss minus the
-best-in-hindsight total loss of the full-context class Pi_T over K_r, solved exactly.
-Theorems 5 and 6 bound it by O~(sqrt(T)); the summary reports the slope of a least-squares
-line through log(mean regret) against log T.
+Four setups — Algorithm 1 and Algorithm 2, each on Region A and on Region B systems (regions
+of :func:`~lds_toolkit.systems.eigenvalue_regions` at that T, q = 7/8; n, k, inputs, data
+convention and radius as in :mod:`.lengen_common`) — and contexts T^q for q in
+``q_values``. For each horizon T of the sweep and each seed, on one test stream:
+
+``regret``
+    Regret_Asymmetric,T(A(T^q), Pi_T) (Definition 3): the total loss of OGD with context T^q
+    minus the best-in-hindsight total loss of the full-context class Pi_T over K_r (solved
+    exactly, certified gap). OGD uses the theorems' decreasing schedule eta_t = lr / sqrt(t)
+    with lr = 1 / max_t ||x_t||^2, the largest squared norm of the full-context features on a
+    held-out stream of the same system: every update then satisfies the LMS contraction
+    condition eta ||x_t||^2 <= 1 on that stream. One rule for every T, no search against
+    the regret. (A step size tuned to the edge of stability gives bursts of huge losses on
+    streams whose rare large features exceed 1/lr; see the docs.)
+``context_gap``
+    G_T(q) = min_{Pi_{T^q}} sum_t l_t - min_{Pi_T} sum_t l_t, the part of the asymmetric regret
+    of *any* predictor of the class Pi_{T^q} that no learning algorithm can remove: it
+    separates what the context allows from what OGD reaches.
+``regret_excess``
+    regret(q) - regret(q = 1): what the short context costs the online learner itself.
+
+Theorems 5 and 6 bound the regret by O~(sqrt(T)); the summary gives, per (setup, q), the
+slope of a least-squares line through log(mean regret) against log T, with its standard
+error, and ``bound_slope``, the slope of sqrt(T) log T over the same horizons (the O~ hides
+log factors). Theorem 5 covers Algorithm 1 only when no eigenvalue lies in Region B(q):
+Region A for q >= 7/8, Region B never; Theorem 6 covers Algorithm 2 for every q >= 1/4 +
+log(log T / 8) / log T.
 """
 
 from __future__ import annotations
@@ -20,35 +35,74 @@ import warnings
 
 import numpy as np
 
-from ...learning import FilterPrecisionWarning
+from ...learning import BestInHindsight, FilterPrecisionWarning
 from ...learning.regret import asymmetric_regret, loglog_slope
 from ..base import Experiment, register
+from ..claims import Claim
 from ..plotting import figure, save_figure
-from .lengen_common import (
-    ALGORITHMS,
-    context_length,
-    draw_system,
-    qkey,
-    streams,
-)
+from .lengen_common import ALGORITHMS, context_length, draw_system, qkey, streams
 
-SETUPS = {"alg1-regionA": (1, "A"), "alg2-regionB": (2, "B")}
+SETUPS = {"alg1-regionA": (1, "A"), "alg1-regionB": (1, "B"),
+          "alg2-regionA": (2, "A"), "alg2-regionB": (2, "B")}
+LENGEN = "length generalization"
+
+
+def _slope_entry(Ts, values) -> dict:
+    values = np.asarray(values, dtype=float)
+    if np.all(values > 0):
+        fit = loglog_slope(Ts, values)
+        return {"slope": fit.slope, "slope_stderr": fit.slope_stderr,
+                "intercept": fit.intercept}
+    return {"slope": None, "note": "non-positive mean: no log-log fit"}
+
+
+def bound_slope(Ts) -> float:
+    """Slope of the least-squares line through log(sqrt(T) log T) against log T."""
+    Ts = np.asarray(Ts, dtype=float)
+    return loglog_slope(Ts, np.sqrt(Ts) * np.log(Ts)).slope
 
 
 @register
 class RegretScaling(Experiment):
     name = "regret-scaling"
-    description = "Asymmetric-Regret at T against T for Algorithms 1 and 2 (Theorems 5, 6)"
+    description = "Asymmetric-Regret at T against T for Algorithms 1-2, Regions A-B, contexts T^q"
     paper = "length generalization, Theorems 5 and 6"
+    claims = (
+        Claim("thm5-alg1-A", LENGEN, "Thm. 5",
+              "Algorithm 1 on Region A with context T^{7/8}: Asymmetric-Regret O~(sqrt T)",
+              "alg1-regionA/0.875/slope_over_bound", "<=", 0.0, scales=("quick", "paper"),
+              note="fitted slope of regret against T minus the slope of sqrt(T) log T"),
+        Claim("thm5-alg1-A-full", LENGEN, "Thm. 5",
+              "Algorithm 1 on Region A, full context: regret O~(sqrt T)",
+              "alg1-regionA/1/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
+        Claim("thm6-alg2-A", LENGEN, "Thm. 6",
+              "Algorithm 2, Region A, every context down to T^{1/2}: regret O~(sqrt T)",
+              "alg2-regionA/*/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
+        Claim("thm6-alg2-B", LENGEN, "Thm. 6",
+              "Algorithm 2, Region B, every context down to T^{1/2}: regret O~(sqrt T)",
+              "alg2-regionB/*/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
+        Claim("thm6-alg2-gap", LENGEN, "Thm. 6",
+              "Algorithm 2's short-context class loses nothing against full context "
+              "(context gap at T^{1/2} below 1e-3 of the regret)",
+              "alg2-regionB/0.5/context_gap_over_regret_at_T", "<=", 1e-3,
+              scales=("quick", "paper")),
+        Claim("fig3-alg1-B-gap", LENGEN, "Fig. 3",
+              "Region B hurts Algorithm 1's short contexts: the best T^{1/2}-context "
+              "predictor's loss gap to full context grows with T",
+              "alg1-regionB/0.5/context_gap_slope", ">=", 0.25, scales=("paper",),
+              note="class-level (best in hindsight), so no step size is involved"),
+    )
 
     def config(self, scale, seeds):
+        # medium = paper: the paper-scale sweep runs on a CPU in minutes
         if scale == "quick":
             cfg = {"T_values": [2**7, 2**8, 2**9, 2**10], "k": 16, "n": 64, "seeds": 2}
         else:
             cfg = {"T_values": [2**9, 2**10, 2**11, 2**12, 2**13, 2**14], "k": 24, "n": 512,
                    "seeds": 4}
-        cfg.update(region_q=7 / 8, q_values=[1 / 2, 7 / 8, 1.0], d_in=1, d_out=1,
-                   lr_scale=0.5, curve_points=24)
+        cfg.update(region_q=7 / 8, q_values=[1 / 2, 3 / 4, 7 / 8, 1.0], d_in=1, d_out=1,
+                   setups=list(SETUPS), data_convention="lengen",
+                   filter_precision="extended", curve_points=24)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -58,49 +112,82 @@ class RegretScaling(Experiment):
                 for T in config["T_values"]]
 
     def run_task(self, config, task, rng):
-        T = task["T"]
+        T, k = task["T"], config["k"]
         cfg = dict(config, T=T)
+        # one child stream per setup (in SETUPS order, whatever subset runs): the same seed
+        # draws the same system (relative eigenvalue positions, B, C) and nested input
+        # streams at every T, so the curves over T compare like with like
+        children = dict(zip(SETUPS, rng.spawn(len(SETUPS))))
         out = {}
-        for setup, (alg, region) in SETUPS.items():
+        for setup in config["setups"]:
+            alg, region = SETUPS[setup]
             cls = ALGORITHMS[alg]
+            rng = children[setup]
             system = draw_system(cfg, region, rng)
-            (u_val, y_val), (u, y) = streams(system, T, rng)
+            (u_val, y_val), (u, y) = streams(system, T, rng, config["data_convention"])
             radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
-            regrets, curves = [], []
+
+            def make(L, **kw):
+                return cls(horizon=T, k=k, context=L, radius=radius,
+                           filter_precision=config["filter_precision"], **kw)
+
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FilterPrecisionWarning)
-                X, _ = cls(horizon=T, k=config["k"]).design(u_val, y_val)
-                lr = config["lr_scale"] / float(np.mean(np.sum(X**2, axis=(1, 2))))
-                schedule = "inv_sqrt"
+                # precision="extended" resolves every filter: none is below its floor
+                warnings.simplefilter("error", FilterPrecisionWarning)
+                X, _ = make(None).design(u_val, y_val)
+                lr = 1.0 / float(np.max(np.sum(X**2, axis=(1, 2))))
+                full = BestInHindsight(make(None))
+                full.fit_predict(u, y)
+                bench = float(full.losses_.sum())
+                regrets, gaps, curves = [], [], []
                 for q in config["q_values"]:
-                    learner = cls(horizon=T, k=config["k"], context=context_length(T, q),
-                                  radius=radius, lr=lr, lr_schedule=schedule)
+                    L = context_length(T, q)
+                    learner = make(L, lr=lr, lr_schedule="inv_sqrt")
                     curve = asymmetric_regret(learner, u, y, n_points=config["curve_points"])
                     regrets.append(curve.final)
                     curves.append(np.stack([curve.t, curve.regret]))
-            out[setup] = {"regret": regrets, "curves": curves, "lr": lr}
+                    best_q = BestInHindsight(make(L))
+                    best_q.fit_predict(u, y)
+                    gaps.append(float(best_q.losses_.sum()) - bench)
+            out[setup] = {"regret": regrets, "context_gap": gaps, "curves": curves, "lr": lr,
+                          "benchmark_loss": bench}
         return out
 
     def summarize(self, config, tasks, results):
         Ts = config["T_values"]
+        qs = config["q_values"]
+        bslope = bound_slope(Ts)
         summary = {"T_values": Ts, "k": config["k"], "n": config["n"],
-                   "seeds": config["seeds"], "theory_slope": 0.5}
+                   "seeds": config["seeds"], "theory_slope": 0.5, "bound_slope": bslope,
+                   "step_rule": "eta_t = lr / sqrt(t), lr = 1 / max_t ||x_t||^2 (validation)"}
         arrays = {"T_values": np.asarray(Ts)}
-        for setup in SETUPS:
-            reg = np.zeros((config["seeds"], len(Ts), len(config["q_values"])))
+        for setup in config["setups"]:
+            reg = np.zeros((config["seeds"], len(Ts), len(qs)))
+            gap = np.zeros_like(reg)
             for task, res in zip(tasks, results):
-                reg[task["seed_index"], Ts.index(task["T"])] = res[setup]["regret"]
+                i, j = task["seed_index"], Ts.index(task["T"])
+                reg[i, j] = res[setup]["regret"]
+                gap[i, j] = res[setup]["context_gap"]
             arrays[f"{setup}_regret"] = reg
+            arrays[f"{setup}_context_gap"] = gap
             entry = {}
-            for j, q in enumerate(config["q_values"]):
+            full_j = qs.index(1.0) if 1.0 in qs else None
+            for j, q in enumerate(qs):
                 mean = reg[:, :, j].mean(axis=0)
-                e = {"regret_mean": mean.tolist(), "regret_at_T": float(mean[-1])}
-                if np.all(mean > 0):
-                    fit = loglog_slope(Ts, mean)
-                    e.update(slope=fit.slope, slope_stderr=fit.slope_stderr,
-                             intercept=fit.intercept)
-                else:
-                    e.update(slope=None, note="non-positive mean regret: no log-log fit")
+                gmean = gap[:, :, j].mean(axis=0)
+                e = {"context": [context_length(T, q) for T in Ts],
+                     "regret_mean": mean.tolist(), "regret_at_T": float(mean[-1]),
+                     "regret_at_T_per_seed": reg[:, -1, j].tolist(),
+                     "context_gap_mean": gmean.tolist(),
+                     "context_gap_at_T": float(gmean[-1]),
+                     "context_gap_over_regret_at_T": float(gmean[-1] / mean[-1])}
+                e.update(_slope_entry(Ts, mean))
+                if e["slope"] is not None:
+                    e["slope_over_bound"] = e["slope"] - bslope
+                g = _slope_entry(Ts, gmean)
+                e["context_gap_slope"] = g["slope"]
+                if full_j is not None:
+                    e["regret_excess_mean"] = (mean - reg[:, :, full_j].mean(axis=0)).tolist()
                 entry[qkey(q)] = e
             entry["step_sizes"] = {str(task["T"]): res[setup]["lr"]
                                    for task, res in zip(tasks, results)
@@ -118,36 +205,53 @@ class RegretScaling(Experiment):
         Ts = np.asarray(summary["T_values"], dtype=float)
         qs = config["q_values"]
         colors = cm.viridis(np.linspace(0.0, 0.9, len(qs)))
-        fig, axes = figure(1, 3, width=13.0, height=3.6)
-        for ax, setup in zip(axes[:2], SETUPS):
+        setups = config["setups"]
+        fig, axes = figure(2, len(setups), width=4.0 * len(setups), height=7.2)
+        for col, setup in enumerate(setups):
+            ax, axg = axes[0, col], axes[1, col]
             reg = arrays[f"{setup}_regret"]
+            gap = arrays[f"{setup}_context_gap"]
             for j, q in enumerate(qs):
                 e = summary[setup][qkey(q)]
-                ax.plot(Ts, reg[:, :, j].T, ".", color=colors[j], alpha=0.4)
-                lab = f"L = T^{q:g}"
+                lab = f"T^{q:g}"
+                ax.plot(Ts, reg[:, :, j].T, ".", color=colors[j], alpha=0.35)
                 if e.get("slope") is not None:
                     lab += f": slope {e['slope']:.2f} ± {e['slope_stderr']:.2f}"
                     ax.plot(Ts, np.exp(e["intercept"]) * Ts ** e["slope"], "-",
                             color=colors[j], label=lab)
+                g = gap[:, :, j].mean(axis=0)
+                if np.any(g > 0):
+                    gl = f"T^{q:g}"
+                    if e.get("context_gap_slope") is not None:
+                        gl += f": slope {e['context_gap_slope']:.2f}"
+                    axg.plot(Ts, np.maximum(g, 1e-16), "o-", color=colors[j], label=gl)
             ref = reg.mean(axis=(0, 2))
             ax.plot(Ts, ref[0] * np.sqrt(Ts / Ts[0]), "k:", label=r"$\propto \sqrt{T}$")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("T")
+            title = (setup.replace("-", ", ").replace("alg", "Algorithm ")
+                     .replace("region", "Region "))
+            ax.set_title(title)
             ax.set_ylabel(r"Regret$_{\rm Asym,T}(A(T^q), \Pi_T)$")
-            ax.set_title(setup.replace("-", ", ").replace("alg", "Algorithm ")
-                         .replace("region", "Region "))
-            ax.legend(loc="upper left")
-        ax = axes[2]
-        for setup, ls in zip(SETUPS, ("-", "--")):
+            axg.set_ylabel(r"context gap $\min_{\Pi_{T^q}} - \min_{\Pi_T}$")
+            axg.plot(Ts, 1e-3 * np.sqrt(Ts / Ts[0]), "k:", lw=0.8)
+            for a in (ax, axg):
+                a.set_xscale("log", base=2)
+                a.set_yscale("log")
+                a.set_xlabel("T")
+                a.legend(loc="upper left", fontsize=6)
+        fig.suptitle(f"Asymmetric-Regret of OGD (eta_t = lr/sqrt t) and the class-level context "
+                     f"gap; n = {summary['n']}, k = {summary['k']}, {summary['seeds']} seeds, "
+                     f"bound slope (sqrt(T) log T) = {summary['bound_slope']:.2f}", fontsize=8)
+        paths = save_figure(fig, outdir, "regret_scaling")
+        fig2, ax = figure(1, 1, width=6.4, height=3.6)
+        for setup, ls in zip(setups, ("-", "--", "-.", ":")):
             t = arrays[f"{setup}_curve_t"]
             for j, q in enumerate(qs):
-                ax.plot(t, arrays[f"{setup}_curves"][:, j, :].mean(axis=0), ls, color=colors[j],
-                        label=f"{setup}, T^{q:g}")
+                ax.plot(t, arrays[f"{setup}_curves"][:, j, :].mean(axis=0), ls,
+                        color=colors[j], label=f"{setup}, T^{q:g}")
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1.0)
         ax.set_xlabel("t")
         ax.set_ylabel("regret over steps 1..t")
         ax.set_title(f"regret curve over t, T = {int(Ts[-1])}")
-        ax.legend(loc="upper left", fontsize=6)
-        return save_figure(fig, outdir, "regret_scaling")
+        ax.legend(loc="upper left", fontsize=5, ncol=2)
+        return paths + save_figure(fig2, outdir, "regret_curves")
