@@ -3,7 +3,7 @@ and simulation (numba cores, batched)."""
 
 from .continuous import simulate_continuous
 from .discretize import discretize, s4_bilinear, zoh_matrices
-from .lds import LDS
+from .lds import LDS, as_lds
 from .random import draw_eigenvalues, random_lds, random_stable_lds
 from .regions import EigenvalueRegions, Interval, eigenvalue_regions
 from .simulate import (
@@ -21,6 +21,7 @@ __all__ = [
     "OUTPUT_CONVENTIONS",
     "SimulationDivergedError",
     "SimulationResult",
+    "as_lds",
     "discretize",
     "draw_eigenvalues",
     "eigenvalue_regions",
