@@ -2,9 +2,11 @@
 experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
 
 * :mod:`~lds_toolkit.control.lyapunov` — ``AᵀP + PA = -M`` and ``AᵀPA - P = -M`` with
-  a stability check, certificate checks (:func:`verify`), level sets, V(t);
+  a stability check (and python-control's / scipy's forms via ``convention=``), certificate
+  checks (:func:`verify`), level sets, V(t);
 * :mod:`~lds_toolkit.control.etc` — the event-triggered sampler (exact and grid-monitored),
-  triggering rules, the paper's example system and the check of its printed matrices;
+  triggering rules, loops from python-control's LQR (:meth:`ETCSystem.from_lqr`), the
+  paper's example system and the check of its printed matrices;
 * :mod:`~lds_toolkit.control.nss` — replaying recorded ETC inputs at original and perturbed
   instants (Fig. 1) and the sweep over the perturbation size and κ.
 """

@@ -44,12 +44,21 @@ import scipy.optimize
 
 from .._repr import compact_repr
 from .._threads import single_blas_thread
-from .._validation import as_float_array, check_choice, check_positive_int, check_real
+from .._validation import (
+    as_float_array,
+    as_matrix,
+    check_choice,
+    check_positive_int,
+    check_real,
+)
+from ..systems.lds import is_system, require_continuous
 from ._checks import (
     gain_matrices,
     is_positive_definite,
     min_eig_sym,
+    plant_matrices,
     symmetric_positive_definite,
+    symmetric_positive_semidefinite,
 )
 from ._flow import Flow, FlowTable, flow_on_grid, loop_generator
 from .lyapunov import continuous_lyapunov, verify
@@ -72,17 +81,27 @@ _EPS = np.finfo(float).eps
 
 
 # --------------------------------------------------------------------------- the loop
+_SIGN_HINT = ("ETCSystem uses u = K x (closed loop A + B K), while control.lqr and "
+              "control.place return K for u = -K x: pass K = -K_lqr, or build the loop with "
+              "ETCSystem.from_lqr(A, B, Q, R)")
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class ETCSystem:
     """Plant ``(A, B)``, gain ``K`` (u = K x), and a Lyapunov certificate ``(P, M)``.
 
     Parameters
     ----------
-    A : array_like, shape (n, n)
+    A : array_like, shape (n, n), or a continuous-time LDS / control.StateSpace
+        State matrix, or the whole plant: ``ETCSystem(plant, K=K)`` takes A and B from it
+        (converted by :meth:`LDS.from_statespace`; C and D play no part in state feedback).
     B : array_like, shape (n, m)
+        Input matrix; omit it when ``A`` is a system.
     K : array_like, shape (m, n)
-        State-feedback gain; the paper's ``T``. A column vector of shape (n, m) is refused
-        with a hint (the paper prints its ``T`` as a column).
+        State-feedback gain of ``u = K x``; the paper's ``T``. Note the sign: python-control's
+        ``lqr``/``place`` return K for ``u = -K x`` (use :meth:`from_lqr`, or pass ``-K``).
+        A column vector of shape (n, m) is refused with a hint (the paper prints its ``T``
+        as a column).
     P, M : array_like, shape (n, n), optional
         Eq. 8 certificate. Neither given: ``M = I`` and P solved. Only ``M``: P solved. Only
         ``P``: ``M = -((A+BK)ᵀP + P(A+BK))``, which must be positive definite. Both: they must
@@ -91,26 +110,45 @@ class ETCSystem:
     Raises
     ------
     ValueError
-        Shapes, a non-Hurwitz closed loop, P or M not symmetric positive definite, or a
-        (P, M) pair that does not satisfy eq. 8.
+        Shapes, a non-Hurwitz closed loop (the message names the sign convention when
+        ``A - B K`` would be Hurwitz), P or M not symmetric positive definite, a (P, M) pair
+        that does not satisfy eq. 8, or a discrete-time plant.
+    TypeError
+        B or K missing, or B given together with a system.
     """
 
     A: np.ndarray
-    B: np.ndarray
-    K: np.ndarray
+    B: np.ndarray | None = None
+    K: np.ndarray | None = None
     P: np.ndarray | None = None
     M: np.ndarray | None = None
 
     def __post_init__(self):
-        A, B, K = gain_matrices(self.A, self.B, self.K)
+        A, B = self.A, self.B
+        if is_system(A):
+            if B is not None:
+                raise TypeError("B must be omitted when A is a system (the plant's B is used), "
+                                f"got B as well: {type(B).__name__}")
+            plant = require_continuous(A, "plant")
+            A, B = plant.A, plant.B
+        elif B is None:
+            raise TypeError("B is required when A is a matrix (or pass the plant as a system: "
+                            "ETCSystem(plant, K=K))")
+        if self.K is None:
+            raise TypeError("K, the gain of u = K x, is required; " + _SIGN_HINT)
+        A, B, K = gain_matrices(A, B, self.K)
         n = A.shape[0]
         Acl = A + B @ K
         what = f"A {A.shape}"
         lam = np.linalg.eigvals(Acl)
         if not np.all(lam.real < 0):
             k = int(np.argmax(lam.real))
+            flipped = np.linalg.eigvals(A - B @ K)
+            likely = (" A - B K is Hurwitz, so K looks like a gain for u = -K x."
+                      if np.all(flipped.real < 0) else "")
             raise ValueError(f"the closed loop A + B K must be Hurwitz for event-triggered "
-                             f"control; it has the eigenvalue {lam[k]:.6g}")
+                             f"control; it has the eigenvalue {lam[k]:.6g}.{likely} "
+                             f"{_SIGN_HINT}")
         P, M = self.P, self.M
         if P is None:
             M = np.eye(n) if M is None else symmetric_positive_definite("M", M, n, what)
@@ -135,6 +173,66 @@ class ETCSystem:
             arr = np.array(arr, dtype=float)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+
+    @classmethod
+    def from_lqr(cls, *args, certificate: str = "lyapunov", M=None) -> ETCSystem:
+        r"""The loop with python-control's LQR gain, sign converted: ``K = -K_lqr``.
+
+        Called like ``control.lqr``: ``from_lqr(A, B, Q, R[, N])`` or
+        ``from_lqr(sys, Q, R[, N])`` with a continuous-time plant ``sys`` (LDS or
+        ``control.StateSpace``). ``control.lqr`` minimises
+        ``∫ xᵀQx + uᵀRu + 2xᵀNu dt`` over ``u = -K_lqr x``; ETC here uses ``u = K x``, so
+        the loop gets ``K = -K_lqr`` and its closed loop ``A + B K = A - B K_lqr`` is
+        Hurwitz whenever (A, B) is stabilisable (and the LQR problem well posed).
+
+        Parameters
+        ----------
+        *args
+            ``(A, B, Q, R)``, ``(A, B, Q, R, N)``, ``(sys, Q, R)`` or ``(sys, Q, R, N)``.
+            Q (n, n) symmetric positive semidefinite, R (m, m) symmetric positive definite,
+            N (n, m), with ``[[Q, N], [Nᵀ, R]]`` positive semidefinite.
+        certificate : {"lyapunov", "riccati"}
+            ``"lyapunov"`` (default): as the constructor, ``P`` solves eq. 8 for ``M``
+            (identity unless given), so the result equals ``ETCSystem(A, B, -K_lqr, M=M)``.
+            ``"riccati"``: ``P = S``, the Riccati solution (the LQR cost-to-go
+            ``V(x) = xᵀSx``), and ``M = -((A+BK)ᵀS + S(A+BK)) = Q + K_lqrᵀRK_lqr -
+            N K_lqr - K_lqrᵀNᵀ``, which must be positive definite (e.g. Q ≻ 0, N = 0).
+        M : array_like, optional
+            Only with ``certificate="lyapunov"``.
+
+        Returns
+        -------
+        ETCSystem
+        """
+        import control
+
+        check_choice("certificate", certificate, ("lyapunov", "riccati"))
+        if args and is_system(args[0]):
+            plant = require_continuous(args[0], "sys")
+            A, B, rest = plant.A, plant.B, args[1:]
+        else:
+            A, B, rest = (args[0], args[1], args[2:]) if len(args) >= 2 else (None, None, ())
+        if len(rest) not in (2, 3):
+            raise TypeError("from_lqr takes (A, B, Q, R[, N]) or (sys, Q, R[, N]) like "
+                            f"control.lqr, got {len(args)} positional arguments")
+        A, B = plant_matrices(A, B)
+        n, m = B.shape
+        Q = symmetric_positive_semidefinite("Q", rest[0], n, f"A {A.shape}")
+        R = symmetric_positive_definite("R", rest[1], m, f"B {B.shape}")
+        lqr_args = [A, B, Q, R]
+        if len(rest) == 3:
+            N = as_matrix("N", rest[2], shape=(n, m))
+            symmetric_positive_semidefinite("[[Q, N], [N^T, R]]", np.block([[Q, N], [N.T, R]]),
+                                            n + m, "the LQR cost")
+            lqr_args.append(N)
+        K_lqr, S, _ = control.lqr(*lqr_args)
+        K = -np.asarray(K_lqr, dtype=float)
+        if certificate == "riccati":
+            if M is not None:
+                raise ValueError("M must be omitted with certificate='riccati' (it is derived "
+                                 "from the Riccati solution)")
+            return cls(A, B, K, P=np.asarray(S, dtype=float))
+        return cls(A, B, K, M=M)
 
     @property
     def n(self) -> int:
@@ -832,3 +930,4 @@ def _trajectory(flow: Flow, sample_times, sampled, etas, horizon, dt_out, n):
     Z, eta_t = flow_on_grid(flow, sample_times, z_samples, etas, t, idx,
                             chunk=_table_steps(flow.dim, 1024))
     return t, Z[:, :n], eta_t, idx
+
