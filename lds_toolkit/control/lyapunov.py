@@ -58,8 +58,10 @@ from ._checks import (
 
 __all__ = [
     "CONVENTIONS",
+    "DiscreteCertificate",
     "LyapunovCheck",
     "continuous_lyapunov",
+    "discrete_certificate",
     "discrete_lyapunov",
     "level_set",
     "lyapunov_values",
@@ -204,6 +206,135 @@ def discrete_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
         )
     P = scipy.linalg.solve_discrete_lyapunov(A.T, M)
     return _finish(P, M, "discrete")
+
+
+@dataclass(frozen=True, repr=False)
+class DiscreteCertificate:
+    r"""A quadratic Lyapunov certificate of ``x_{k+1} = A x_k`` and the contraction it proves.
+
+    With ``V(x) = xᵀ P x`` and ``P ≻ 0``::
+
+        Aᵀ P A ⪯ ρ² P   ⇔   V(x_{k+1}) <= ρ² V(x_k) for every x_k
+                        ⇒   ||x_k||_2 <= sqrt(cond(P)) ρ^k ||x_0||_2
+
+    ``rho`` is the smallest such ρ for this P, ``ρ = ||P^{1/2} A P^{-1/2}||_2 =
+    sqrt(λ_max(P^{-1} AᵀPA))``. Any P gives ``ρ(A) <= rho`` (the spectral radius is a lower
+    bound on every certified rate); ``rho < 1`` proves asymptotic stability.
+
+    Attributes
+    ----------
+    P : ndarray, shape (n, n)
+        Solution of ``(A/r)ᵀ P (A/r) - P = -M`` (``r = rate``), i.e. ``AᵀPA = r² (P - M)``.
+    M : ndarray, shape (n, n)
+        The positive-definite right-hand side.
+    rate : float
+        The target r; the certificate proves ``rho < r``
+        (``rho² = r² (1 - λ_min(P^{-1/2} M P^{-1/2}))``).
+    rho : float
+        Certified contraction factor of ``||x||_P`` per step (``rho²`` for V).
+    spectral_radius : float
+        ρ(A) = max |λ_i(A)|.
+    condition : float
+        ``cond(P) = λ_max(P) / λ_min(P)``, the constant's square in the norm bound.
+    check : LyapunovCheck
+        :func:`verify` of ``(A/r, P, M)`` in discrete time (residual, definiteness).
+    """
+
+    P: np.ndarray
+    M: np.ndarray
+    rate: float
+    rho: float
+    spectral_radius: float
+    condition: float
+    check: LyapunovCheck
+
+    @property
+    def margin(self) -> float:
+        """``1 - rho``: how far inside the unit disc the certificate puts the system
+        (negative when it proves no stability)."""
+        return 1.0 - self.rho
+
+    @property
+    def proves_stability(self) -> bool:
+        """``rho < 1`` and the certificate's checks hold."""
+        return bool(self.rho < 1.0 and self.check.satisfied)
+
+    def norm_bound(self, k) -> np.ndarray:
+        """``sqrt(cond(P)) · rho^k``: a bound on ``||x_k|| / ||x_0||`` for steps ``k``."""
+        return np.sqrt(self.condition) * self.rho ** np.asarray(k, dtype=float)
+
+    def as_dict(self) -> dict:
+        """JSON-friendly dict."""
+        return {"equation": "(A/r)^T P (A/r) - P = -M;  A^T P A <= rho^2 P",
+                "P": self.P.tolist(), "M": self.M.tolist(), "rate": self.rate,
+                "rho": self.rho, "margin": self.margin,
+                "spectral_radius": self.spectral_radius, "condition": self.condition,
+                "proves_stability": self.proves_stability,
+                "relative_residual": self.check.relative_residual}
+
+    def __repr__(self) -> str:
+        return compact_repr(self, rho=self.rho, spectral_radius=self.spectral_radius,
+                            rate=self.rate, margin=self.margin, condition=self.condition,
+                            n=self.P.shape[0])
+
+
+def discrete_certificate(A, M=None, *, rate: float | None = None) -> DiscreteCertificate:
+    r"""A Lyapunov certificate of ``x_{k+1} = A x_k`` with the decay rate it proves.
+
+    Solves ``(A/r)ᵀ P (A/r) - P = -M`` (:func:`discrete_lyapunov` for ``A/r``), so that
+    ``Aᵀ P A = r² (P - M) ⪯ ρ² P`` with
+
+        ρ² = λ_max(P^{-1} Aᵀ P A) = r² (1 - λ_min(P^{-1/2} M P^{-1/2})) < r²,
+
+    and reports ρ (see :class:`DiscreteCertificate`). With ``r = 1`` (default) this is the
+    plain equation ``AᵀPA - P = -M``; a target ``r`` closer to ρ(A) gives a tighter
+    certificate (ρ → ρ(A) as r → ρ(A)) with a worse-conditioned P.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n), or a discrete-time LDS / control.StateSpace
+        State matrix (a system stands for its ``A``).
+    M : array_like, shape (n, n), optional
+        Symmetric positive definite; the identity by default.
+    rate : float, optional
+        Target ``r > ρ(A)``; 1 by default (then A must be Schur stable). A target above 1
+        certifies a growth bound of an unstable A.
+
+    Returns
+    -------
+    DiscreteCertificate
+
+    Raises
+    ------
+    ValueError
+        If ``rate <= ρ(A)`` (no quadratic certificate proves a factor below ρ(A)), M is not
+        symmetric positive definite, or shapes disagree.
+
+    Examples
+    --------
+    >>> cert = discrete_certificate([[0.5, 0.0], [0.0, -0.2]])
+    >>> round(cert.rho, 12), round(cert.spectral_radius, 12)
+    (0.5, 0.5)
+    """
+    A = _state_matrix("A", A, discrete=True)
+    n = A.shape[0]
+    M = np.eye(n) if M is None else symmetric_positive_definite("M", M, n, f"A {A.shape}")
+    radius = float(np.max(np.abs(np.linalg.eigvals(A)), initial=0.0))
+    r = 1.0 if rate is None else check_real("rate", rate, low=0.0, low_inclusive=False)
+    if not r > radius:
+        raise ValueError(f"rate must exceed the spectral radius ρ(A) = {radius:.6g} (no "
+                         f"quadratic certificate proves a contraction factor below it), got "
+                         f"{r:g}" + ("" if rate is not None else
+                                     "; A is not Schur stable: pass rate > ρ(A) to bound "
+                                     "its growth"))
+    As = A / r
+    P = discrete_lyapunov(As, M)
+    AtPA = A.T @ P @ A
+    rho2 = float(scipy.linalg.eigh(0.5 * (AtPA + AtPA.T), P, eigvals_only=True)[-1])
+    p_eig = np.linalg.eigvalsh(P)
+    return DiscreteCertificate(P=P, M=M, rate=r, rho=float(np.sqrt(max(rho2, 0.0))),
+                               spectral_radius=radius, condition=float(p_eig[-1] / p_eig[0]),
+                               check=verify(As, P, M, discrete=True))
 
 
 @dataclass(frozen=True, repr=False)
