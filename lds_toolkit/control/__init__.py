@@ -2,9 +2,13 @@
 experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
 
 * :mod:`~lds_toolkit.control.lyapunov` — ``AᵀP + PA = -M`` and ``AᵀPA - P = -M`` with
-  a stability check, certificate checks (:func:`verify`), level sets, V(t);
+  a stability check (and python-control's / scipy's forms via ``convention=``), certificate
+  checks (:func:`verify`), a discrete certificate with its contraction factor
+  (:func:`discrete_certificate`), level sets, V(t);
 * :mod:`~lds_toolkit.control.etc` — the event-triggered sampler (exact and grid-monitored),
-  triggering rules, the paper's example system and the check of its printed matrices;
+  triggering rules, loops from python-control's LQR (:meth:`ETCSystem.from_lqr`),
+  inter-event-time statistics, the paper's example system and the check of its printed
+  matrices;
 * :mod:`~lds_toolkit.control.nss` — replaying recorded ETC inputs at original and perturbed
   instants (Fig. 1) and the sweep over the perturbation size and κ.
 """
@@ -14,17 +18,21 @@ from .etc import (
     DynamicRule,
     ETCResult,
     ETCSystem,
+    InterEventStatistics,
     LyapunovRule,
     PeriodicRule,
     RelativeErrorRule,
     TriggerRule,
+    inter_event_statistics,
     paper_system,
     printed_matrices_check,
     simulate_etc,
 )
 from .lyapunov import (
+    DiscreteCertificate,
     LyapunovCheck,
     continuous_lyapunov,
+    discrete_certificate,
     discrete_lyapunov,
     level_set,
     lyapunov_values,
@@ -41,9 +49,11 @@ from .nss import (
 
 __all__ = [
     "PAPER_PRINTED",
+    "DiscreteCertificate",
     "DynamicRule",
     "ETCResult",
     "ETCSystem",
+    "InterEventStatistics",
     "LyapunovCheck",
     "LyapunovRule",
     "NSSResult",
@@ -51,7 +61,9 @@ __all__ = [
     "RelativeErrorRule",
     "TriggerRule",
     "continuous_lyapunov",
+    "discrete_certificate",
     "discrete_lyapunov",
+    "inter_event_statistics",
     "jittered_grid",
     "level_set",
     "lyapunov_values",

@@ -60,18 +60,41 @@ def symmetric_positive_definite(name: str, value, n: int | None = None,
     return 0.5 * (arr + arr.T)
 
 
-def gain_matrices(A, B, K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate the plant ``(A, B)`` and the feedback gain ``K`` of u = K x."""
+def symmetric_positive_semidefinite(name: str, value, n: int, what: str) -> np.ndarray:
+    """A finite symmetric positive-semidefinite (n, n) matrix (smallest eigenvalue >=
+    ``-n eps ||X||``), else ``ValueError`` saying what fails."""
+    arr = square_like(name, value, n, what)
+    if not is_symmetric(arr):
+        raise ValueError(f"{name} must be symmetric positive semidefinite; it is not "
+                         f"symmetric: {asymmetry(name, arr)}")
+    lam = min_eig_sym(arr)
+    floor = n * np.finfo(float).eps * max(float(np.max(np.abs(arr), initial=0.0)), 1e-300)
+    if lam < -floor:
+        raise ValueError(f"{name} must be symmetric positive semidefinite; its smallest "
+                         f"eigenvalue is {lam:g}")
+    return 0.5 * (arr + arr.T)
+
+
+def plant_matrices(A, B) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the plant ``(A, B)`` of ``dx/dt = A x + B u``."""
+    if A is None or B is None:
+        raise TypeError(f"A and B must be matrices, got {type(A).__name__} and "
+                        f"{type(B).__name__}")
     A = as_square("A", A)
     n = A.shape[0]
     B = as_matrix("B", B)
     if B.shape[0] != n:
         raise ValueError(f"B must have shape ({n}, m) to match A {A.shape}, got {B.shape}")
-    m = B.shape[1]
+    return A, B
+
+
+def gain_matrices(A, B, K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the plant ``(A, B)`` and the feedback gain ``K`` of u = K x."""
+    A, B = plant_matrices(A, B)
+    n, m = B.shape
     K = as_matrix("K", K)
     if K.shape != (m, n):
         hint = " (a column vector: pass the gain as a row, K.T)" if K.shape == (n, m) else ""
         raise ValueError(f"K must have shape ({m}, {n}) so that B K matches A "
                          f"(B is {B.shape}), got {K.shape}{hint}")
     return A, B, K
-

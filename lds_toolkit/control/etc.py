@@ -38,18 +38,29 @@ import math
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 import scipy.optimize
 
+from .._random import RngLike, as_generator
 from .._repr import compact_repr
 from .._threads import single_blas_thread
-from .._validation import as_float_array, check_choice, check_positive_int, check_real
+from .._validation import (
+    as_float_array,
+    as_matrix,
+    check_choice,
+    check_positive_int,
+    check_real,
+)
+from ..systems.lds import is_system, require_continuous
 from ._checks import (
     gain_matrices,
     is_positive_definite,
     min_eig_sym,
+    plant_matrices,
     symmetric_positive_definite,
+    symmetric_positive_semidefinite,
 )
 from ._flow import Flow, FlowTable, flow_on_grid, loop_generator
 from .lyapunov import continuous_lyapunov, verify
@@ -58,11 +69,13 @@ __all__ = [
     "DynamicRule",
     "ETCResult",
     "ETCSystem",
+    "InterEventStatistics",
     "LyapunovRule",
     "PAPER_PRINTED",
     "PeriodicRule",
     "RelativeErrorRule",
     "TriggerRule",
+    "inter_event_statistics",
     "paper_system",
     "printed_matrices_check",
     "simulate_etc",
@@ -72,17 +85,27 @@ _EPS = np.finfo(float).eps
 
 
 # --------------------------------------------------------------------------- the loop
+_SIGN_HINT = ("ETCSystem uses u = K x (closed loop A + B K), while control.lqr and "
+              "control.place return K for u = -K x: pass K = -K_lqr, or build the loop with "
+              "ETCSystem.from_lqr(A, B, Q, R)")
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class ETCSystem:
     """Plant ``(A, B)``, gain ``K`` (u = K x), and a Lyapunov certificate ``(P, M)``.
 
     Parameters
     ----------
-    A : array_like, shape (n, n)
+    A : array_like, shape (n, n), or a continuous-time LDS / control.StateSpace
+        State matrix, or the whole plant: ``ETCSystem(plant, K=K)`` takes A and B from it
+        (converted by :meth:`LDS.from_statespace`; C and D play no part in state feedback).
     B : array_like, shape (n, m)
+        Input matrix; omit it when ``A`` is a system.
     K : array_like, shape (m, n)
-        State-feedback gain; the paper's ``T``. A column vector of shape (n, m) is refused
-        with a hint (the paper prints its ``T`` as a column).
+        State-feedback gain of ``u = K x``; the paper's ``T``. Note the sign: python-control's
+        ``lqr``/``place`` return K for ``u = -K x`` (use :meth:`from_lqr`, or pass ``-K``).
+        A column vector of shape (n, m) is refused with a hint (the paper prints its ``T``
+        as a column).
     P, M : array_like, shape (n, n), optional
         Eq. 8 certificate. Neither given: ``M = I`` and P solved. Only ``M``: P solved. Only
         ``P``: ``M = -((A+BK)ᵀP + P(A+BK))``, which must be positive definite. Both: they must
@@ -91,26 +114,45 @@ class ETCSystem:
     Raises
     ------
     ValueError
-        Shapes, a non-Hurwitz closed loop, P or M not symmetric positive definite, or a
-        (P, M) pair that does not satisfy eq. 8.
+        Shapes, a non-Hurwitz closed loop (the message names the sign convention when
+        ``A - B K`` would be Hurwitz), P or M not symmetric positive definite, a (P, M) pair
+        that does not satisfy eq. 8, or a discrete-time plant.
+    TypeError
+        B or K missing, or B given together with a system.
     """
 
     A: np.ndarray
-    B: np.ndarray
-    K: np.ndarray
+    B: np.ndarray | None = None
+    K: np.ndarray | None = None
     P: np.ndarray | None = None
     M: np.ndarray | None = None
 
     def __post_init__(self):
-        A, B, K = gain_matrices(self.A, self.B, self.K)
+        A, B = self.A, self.B
+        if is_system(A):
+            if B is not None:
+                raise TypeError("B must be omitted when A is a system (the plant's B is used), "
+                                f"got B as well: {type(B).__name__}")
+            plant = require_continuous(A, "plant")
+            A, B = plant.A, plant.B
+        elif B is None:
+            raise TypeError("B is required when A is a matrix (or pass the plant as a system: "
+                            "ETCSystem(plant, K=K))")
+        if self.K is None:
+            raise TypeError("K, the gain of u = K x, is required; " + _SIGN_HINT)
+        A, B, K = gain_matrices(A, B, self.K)
         n = A.shape[0]
         Acl = A + B @ K
         what = f"A {A.shape}"
         lam = np.linalg.eigvals(Acl)
         if not np.all(lam.real < 0):
             k = int(np.argmax(lam.real))
+            flipped = np.linalg.eigvals(A - B @ K)
+            likely = (" A - B K is Hurwitz, so K looks like a gain for u = -K x."
+                      if np.all(flipped.real < 0) else "")
             raise ValueError(f"the closed loop A + B K must be Hurwitz for event-triggered "
-                             f"control; it has the eigenvalue {lam[k]:.6g}")
+                             f"control; it has the eigenvalue {lam[k]:.6g}.{likely} "
+                             f"{_SIGN_HINT}")
         P, M = self.P, self.M
         if P is None:
             M = np.eye(n) if M is None else symmetric_positive_definite("M", M, n, what)
@@ -135,6 +177,66 @@ class ETCSystem:
             arr = np.array(arr, dtype=float)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+
+    @classmethod
+    def from_lqr(cls, *args, certificate: str = "lyapunov", M=None) -> ETCSystem:
+        r"""The loop with python-control's LQR gain, sign converted: ``K = -K_lqr``.
+
+        Called like ``control.lqr``: ``from_lqr(A, B, Q, R[, N])`` or
+        ``from_lqr(sys, Q, R[, N])`` with a continuous-time plant ``sys`` (LDS or
+        ``control.StateSpace``). ``control.lqr`` minimises
+        ``∫ xᵀQx + uᵀRu + 2xᵀNu dt`` over ``u = -K_lqr x``; ETC here uses ``u = K x``, so
+        the loop gets ``K = -K_lqr`` and its closed loop ``A + B K = A - B K_lqr`` is
+        Hurwitz whenever (A, B) is stabilisable (and the LQR problem well posed).
+
+        Parameters
+        ----------
+        *args
+            ``(A, B, Q, R)``, ``(A, B, Q, R, N)``, ``(sys, Q, R)`` or ``(sys, Q, R, N)``.
+            Q (n, n) symmetric positive semidefinite, R (m, m) symmetric positive definite,
+            N (n, m), with ``[[Q, N], [Nᵀ, R]]`` positive semidefinite.
+        certificate : {"lyapunov", "riccati"}
+            ``"lyapunov"`` (default): as the constructor, ``P`` solves eq. 8 for ``M``
+            (identity unless given), so the result equals ``ETCSystem(A, B, -K_lqr, M=M)``.
+            ``"riccati"``: ``P = S``, the Riccati solution (the LQR cost-to-go
+            ``V(x) = xᵀSx``), and ``M = -((A+BK)ᵀS + S(A+BK)) = Q + K_lqrᵀRK_lqr -
+            N K_lqr - K_lqrᵀNᵀ``, which must be positive definite (e.g. Q ≻ 0, N = 0).
+        M : array_like, optional
+            Only with ``certificate="lyapunov"``.
+
+        Returns
+        -------
+        ETCSystem
+        """
+        import control
+
+        check_choice("certificate", certificate, ("lyapunov", "riccati"))
+        if args and is_system(args[0]):
+            plant = require_continuous(args[0], "sys")
+            A, B, rest = plant.A, plant.B, args[1:]
+        else:
+            A, B, rest = (args[0], args[1], args[2:]) if len(args) >= 2 else (None, None, ())
+        if len(rest) not in (2, 3):
+            raise TypeError("from_lqr takes (A, B, Q, R[, N]) or (sys, Q, R[, N]) like "
+                            f"control.lqr, got {len(args)} positional arguments")
+        A, B = plant_matrices(A, B)
+        n, m = B.shape
+        Q = symmetric_positive_semidefinite("Q", rest[0], n, f"A {A.shape}")
+        R = symmetric_positive_definite("R", rest[1], m, f"B {B.shape}")
+        lqr_args = [A, B, Q, R]
+        if len(rest) == 3:
+            N = as_matrix("N", rest[2], shape=(n, m))
+            symmetric_positive_semidefinite("[[Q, N], [N^T, R]]", np.block([[Q, N], [N.T, R]]),
+                                            n + m, "the LQR cost")
+            lqr_args.append(N)
+        K_lqr, S, _ = control.lqr(*lqr_args)
+        K = -np.asarray(K_lqr, dtype=float)
+        if certificate == "riccati":
+            if M is not None:
+                raise ValueError("M must be omitted with certificate='riccati' (it is derived "
+                                 "from the Riccati solution)")
+            return cls(A, B, K, P=np.asarray(S, dtype=float))
+        return cls(A, B, K, M=M)
 
     @property
     def n(self) -> int:
@@ -832,3 +934,193 @@ def _trajectory(flow: Flow, sample_times, sampled, etas, horizon, dt_out, n):
     Z, eta_t = flow_on_grid(flow, sample_times, z_samples, etas, t, idx,
                             chunk=_table_steps(flow.dim, 1024))
     return t, Z[:, :n], eta_t, idx
+
+
+# ------------------------------------------------------------- inter-event statistics
+def _pooled(f, times: np.ndarray) -> float:
+    return float(f(times)) if times.size else math.inf
+
+
+@dataclass(frozen=True, repr=False)
+class InterEventStatistics:
+    r"""Inter-event times of an event-triggered loop, pooled over runs from several x0.
+
+    Each run r starts at ``x0[r]`` and :func:`simulate_etc` returns its sample instants
+    ``0 = t_0 < t_1 < ... <= horizon`` with ``t_{i+1} = inf {t > t_i : g(t) <= 0}``. The
+    inter-event times are the completed gaps
+
+        τ_i = t_{i+1} - t_i,      i = 0 .. (events of the run) - 1,
+
+    the first measured from ``t_0 = 0``; the open gap from the last event to the horizon is
+    censored and not counted. Statistics are over the pooled τ_i of all runs.
+
+    Attributes
+    ----------
+    times : ndarray, shape (N,)
+        The pooled τ_i, run after run, in time order within a run.
+    run : ndarray of int, shape (N,)
+        The run each τ_i comes from.
+    events : ndarray of int, shape (runs,)
+        Triggered events per run (``t_0 = 0`` not counted), so ``N = events.sum()``.
+    x0 : ndarray, shape (runs, n)
+    horizon : float
+    mode : str
+        ``"exact"`` or ``"grid"`` monitoring (see :func:`simulate_etc`).
+    rule : dict
+        The rule's parameters.
+    system : ETCSystem
+        The loop (its ``K`` is the gain that was used, e.g. ``-K_lqr``).
+    zeno, truncated : ndarray of bool, shape (runs,)
+        Runs stopped by Zeno behaviour or by ``max_events``.
+    """
+
+    times: np.ndarray
+    run: np.ndarray
+    events: np.ndarray
+    x0: np.ndarray
+    horizon: float
+    mode: str
+    rule: dict
+    system: ETCSystem
+    zeno: np.ndarray
+    truncated: np.ndarray
+
+    @property
+    def n_events(self) -> int:
+        """Triggered events over all runs."""
+        return int(self.events.sum())
+
+    min = property(lambda self: _pooled(np.min, self.times),
+                   doc="Shortest τ (``inf`` without events).")
+    max = property(lambda self: _pooled(np.max, self.times),
+                   doc="Longest completed τ (``inf`` without events).")
+    mean = property(lambda self: _pooled(np.mean, self.times),
+                    doc="Mean τ (``inf`` without events).")
+    median = property(lambda self: _pooled(np.median, self.times),
+                      doc="Median τ (``inf`` without events).")
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of τ (``nan`` with fewer than two)."""
+        return float(np.std(self.times)) if self.times.size > 1 else math.nan
+
+    def quantile(self, q) -> np.ndarray:
+        """Quantiles of τ (``numpy.quantile``, linear interpolation)."""
+        if not self.times.size:
+            return np.full(np.shape(q), math.inf)
+        return np.quantile(self.times, q)
+
+    @property
+    def event_rate(self) -> float:
+        """Events per unit time, ``events.sum() / (runs · horizon)``."""
+        return self.n_events / (self.events.size * self.horizon)
+
+    def as_dict(self) -> dict:
+        """The statistics in a JSON-friendly dict."""
+        q05, q95 = (float(v) for v in self.quantile([0.05, 0.95]))
+        return {"runs": int(self.events.size), "events": self.n_events,
+                "events_per_run": self.events.tolist(), "event_rate": self.event_rate,
+                "min": self.min, "q05": q05, "median": self.median, "mean": self.mean,
+                "q95": q95, "max": self.max, "std": self.std, "horizon": self.horizon,
+                "mode": self.mode, "rule": self.rule, "K": self.system.K.tolist(),
+                "zeno_runs": int(self.zeno.sum()), "truncated_runs": int(self.truncated.sum())}
+
+    def __repr__(self) -> str:
+        return compact_repr(self, runs=self.events.size, events=self.n_events, min=self.min,
+                            median=self.median, mean=self.mean, max=self.max,
+                            rule=self.rule, mode=self.mode)
+
+
+def inter_event_statistics(system, rule: TriggerRule, x0, *, K=None, rng: RngLike = None,
+                           horizon: float = 10.0, mode: str = "exact",
+                           **options) -> InterEventStatistics:
+    r"""Inter-event-time statistics of a triggering rule, over one or more initial states.
+
+    Runs :func:`simulate_etc` once per initial state and pools the completed inter-event
+    times ``τ_i = t_{i+1} - t_i`` (see :class:`InterEventStatistics`).
+
+    Parameters
+    ----------
+    system : ETCSystem, or a continuous-time LDS / control.StateSpace
+        The loop, or a plant ``(A, B)`` to close with ``K`` (C and D play no part: the
+        feedback is on the state).
+    rule : TriggerRule
+        E.g. :class:`LyapunovRule` (eq. 12).
+    x0 : array_like, shape (n,) or (runs, n), or int
+        Initial states (nonzero), or a number of runs whose initial states are drawn
+        uniformly on the unit sphere from ``rng``.
+    K : array_like (m, n) or "lqr", optional
+        Only with a plant, and then required: the gain of ``u = K x``, or ``"lqr"`` for
+        ``ETCSystem.from_lqr(plant, I_n, I_m)`` (``K = -K_lqr`` with identity weights).
+    rng : numpy Generator, int or None
+        Source of the random initial states when ``x0`` is an int.
+    horizon, mode : float, str
+        As in :func:`simulate_etc`.
+    **options
+        Further :func:`simulate_etc` options (``grid_step``, ``bracket_step``, ``tol``,
+        ``max_events``, ``output_step``; the output grid defaults to the two end points,
+        since only the event times are used).
+
+    Returns
+    -------
+    InterEventStatistics
+        Zeno or truncated runs are counted there (one warning for all of them).
+    """
+    if isinstance(system, ETCSystem):
+        if K is not None:
+            raise ValueError("K must be omitted when system is an ETCSystem (it has its own "
+                             "gain)")
+        loop = system
+    elif is_system(system):
+        if K is None:
+            raise TypeError("K is required when system is a plant: the gain of u = K x, or "
+                            "K='lqr' for ETCSystem.from_lqr(plant, I, I)")
+        plant = require_continuous(system, "system")
+        if isinstance(K, str):
+            check_choice("K", K, ("lqr",))
+            loop = ETCSystem.from_lqr(plant, np.eye(plant.n_states),
+                                      np.eye(plant.n_inputs))
+        else:
+            loop = ETCSystem(plant, K=K)
+    else:
+        raise TypeError(f"system must be an ETCSystem, an LDS or a control.StateSpace, got "
+                        f"{type(system).__name__}")
+    n = loop.n
+    if isinstance(x0, Integral | np.integer) and not isinstance(x0, bool):
+        runs = check_positive_int("x0", x0)
+        z = as_generator(rng).standard_normal((runs, n))
+        x0s = z / np.linalg.norm(z, axis=1, keepdims=True)
+    else:
+        x0s = as_float_array("x0", x0)
+        if x0s.ndim == 1:
+            x0s = x0s[None, :]
+        if x0s.ndim != 2 or x0s.shape[1] != n or x0s.shape[0] == 0:
+            raise ValueError(f"x0 must have shape ({n},) or (runs, {n}), or be a number of "
+                             f"runs, got shape {x0s.shape}")
+    horizon = check_real("horizon", horizon, low=0.0, low_inclusive=False)
+    options.setdefault("output_step", horizon)
+    times, run, events, zeno, truncated = [], [], [], [], []
+    for r, x in enumerate(x0s):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = simulate_etc(loop, rule, x, horizon=horizon, mode=mode, **options)
+        for w in caught:  # Zeno/truncation are counted below; anything else passes on
+            text = str(w.message)
+            if not ("(Zeno behaviour)" in text or text.startswith("max_events=")):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        tau = res.inter_event_times
+        times.append(tau)
+        run.append(np.full(tau.size, r))
+        events.append(res.n_events)
+        zeno.append(res.zeno)
+        truncated.append(res.truncated)
+    zeno, truncated = np.array(zeno), np.array(truncated)
+    if zeno.any() or truncated.any():
+        warnings.warn(f"{int(zeno.sum())} run(s) stopped by Zeno behaviour and "
+                      f"{int(truncated.sum())} by max_events, out of {len(x0s)}; their "
+                      "inter-event times up to the stop are included", RuntimeWarning,
+                      stacklevel=2)
+    return InterEventStatistics(times=np.concatenate(times), run=np.concatenate(run),
+                                events=np.array(events), x0=x0s, horizon=horizon, mode=mode,
+                                rule=rule.params(), system=loop, zeno=zeno,
+                                truncated=truncated)

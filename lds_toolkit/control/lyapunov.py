@@ -8,13 +8,22 @@ Conventions (this module's; scipy and python-control write the same equations tr
 With these, V(x) = xᵀ P x decreases along ``dx/dt = A x`` (resp. ``x_{k+1} = A x_k``):
 dV/dt = -xᵀ M x (resp. V_{k+1} - V_k = -x_kᵀ M x_k).
 
-How the other libraries map onto ours:
+How the other libraries map onto ours, and the ``convention=`` argument that solves theirs
+(with our stability and definiteness checks):
 
-* ``scipy.linalg.solve_continuous_lyapunov(a, q)`` solves ``a X + X aᴴ = q``: ours is
-  ``solve_continuous_lyapunov(A.T, -M)``. ``solve_discrete_lyapunov(a, q)`` solves
-  ``a X aᴴ - X + q = 0``: ours is ``solve_discrete_lyapunov(A.T, M)``.
-* python-control's ``lyap(A, Q)`` solves ``A X + X Aᵀ + Q = 0`` and ``dlyap(A, Q)`` solves
-  ``A X Aᵀ - X + Q = 0``: ours are ``lyap(A.T, M)`` and ``dlyap(A.T, M)``.
+=====================  ==================================  ==================================
+``convention=``        :func:`continuous_lyapunov` solves   :func:`discrete_lyapunov` solves
+=====================  ==================================  ==================================
+``"toolkit"`` (default) ``Aᵀ P + P A = -M``                ``Aᵀ P A - P = -M``
+``"control"``          ``A X + X Aᵀ + Q = 0``:              ``A X Aᵀ - X + Q = 0``:
+                       ``control.lyap(A, Q)``              ``control.dlyap(A, Q)``
+``"scipy"``            ``A X + X Aᵀ = Q``:                  ``A X Aᵀ - X + Q = 0``:
+                       ``solve_continuous_lyapunov(A, Q)``  ``solve_discrete_lyapunov(A, Q)``
+=====================  ==================================  ==================================
+
+So ours with ``convention="toolkit"`` is ``control.lyap(A.T, M)`` = ``solve_continuous_lyapunov(
+A.T, -M)`` and ``control.dlyap(A.T, M)`` = ``solve_discrete_lyapunov(A.T, M)``. Only the
+Lyapunov forms are covered (python-control's Sylvester and generalized ``E`` forms are not).
 
 Neither scipy nor python-control checks stability: for an unstable ``A`` they return the
 (unique, when it exists) solution, which is then indefinite. :func:`continuous_lyapunov` and
@@ -30,7 +39,14 @@ import numpy as np
 import scipy.linalg
 
 from .._repr import compact_repr
-from .._validation import as_float_array, as_square, check_positive_int, check_real
+from .._validation import (
+    as_float_array,
+    as_square,
+    check_choice,
+    check_positive_int,
+    check_real,
+)
+from ..systems.lds import as_lds, is_system
 from ._checks import (
     asymmetry,
     is_positive_definite,
@@ -41,8 +57,11 @@ from ._checks import (
 )
 
 __all__ = [
+    "CONVENTIONS",
+    "DiscreteCertificate",
     "LyapunovCheck",
     "continuous_lyapunov",
+    "discrete_certificate",
     "discrete_lyapunov",
     "level_set",
     "lyapunov_values",
@@ -50,13 +69,45 @@ __all__ = [
 ]
 
 
-def _inputs(A, M):
-    A = as_square("A", A)
+#: Values of ``convention=`` of :func:`continuous_lyapunov` and :func:`discrete_lyapunov`.
+CONVENTIONS = ("toolkit", "control", "scipy")
+
+_EQUATIONS = {  # (continuous, discrete), as solved for the given (A, M)
+    "toolkit": ("AᵀP + PA = -M", "AᵀPA - P = -M"),
+    "control": ("AX + XAᵀ + M = 0 (control.lyap)", "AXAᵀ - X + M = 0 (control.dlyap)"),
+    "scipy": ("AX + XAᵀ = M (scipy solve_continuous_lyapunov)",
+              "AXAᵀ - X + M = 0 (scipy solve_discrete_lyapunov)"),
+}
+
+
+def _state_matrix(name, value, *, discrete: bool) -> np.ndarray:
+    """A matrix, or the A of a system (an LDS or control.StateSpace of the right timebase)."""
+    if not is_system(value):
+        return as_square(name, value)
+    system = as_lds(value, name)
+    if system.is_discrete != discrete:
+        want, got = ("discrete", "continuous") if discrete else ("continuous", "discrete")
+        raise ValueError(f"{name} must be a {want}-time system (or a matrix) here, got a "
+                         f"{got}-time {type(value).__name__}")
+    return system.A
+
+
+def _inputs(A, M, discrete, convention="toolkit"):
+    """(A', M') with the equation in the toolkit's form ``A'ᵀP + PA' = -M'`` (resp.
+    ``A'ᵀPA' - P = -M'``), and the equation's text for messages."""
+    check_choice("convention", convention, CONVENTIONS)
+    A = _state_matrix("A", A, discrete=discrete)
     n = A.shape[0]
     M = square_like("M", M, n, f"A {A.shape}")
     if not is_symmetric(M):
         raise ValueError(f"M must be symmetric; {asymmetry('M', M)}")
-    return A, 0.5 * (M + M.T)
+    M = 0.5 * (M + M.T)
+    equation = _EQUATIONS[convention][int(discrete)]
+    if convention != "toolkit":  # theirs is ours for Aᵀ; scipy's continuous q is -M
+        A = A.T
+        if convention == "scipy" and not discrete:
+            M = -M
+    return A, M, equation
 
 
 def _finish(P, M, what):
@@ -71,81 +122,219 @@ def _finish(P, M, what):
     return P
 
 
-def continuous_lyapunov(A, M) -> np.ndarray:
-    r"""Solve ``Aᵀ P + P A = -M`` for P (continuous time).
+def continuous_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
+    r"""Solve ``Aᵀ P + P A = -M`` for P (continuous time), or python-control's / scipy's form.
 
     Parameters
     ----------
-    A : array_like, shape (n, n)
+    A : array_like, shape (n, n), or a continuous-time LDS / control.StateSpace
         Hurwitz matrix (every eigenvalue has a negative real part), e.g. the closed loop
-        ``A + B K`` of eq. 7.
+        ``A + B K`` of eq. 7. A system stands for its ``A``.
     M : array_like, shape (n, n)
         Symmetric right-hand side (eq. 8's M). ``M ≻ 0`` gives ``P ≻ 0``.
+    convention : {"toolkit", "control", "scipy"}
+        ``"toolkit"``: ``AᵀP + PA = -M``. ``"control"``: ``A X + X Aᵀ + M = 0``, the same
+        as ``control.lyap(A, M)``. ``"scipy"``: ``A X + X Aᵀ = M``, the same as
+        ``scipy.linalg.solve_continuous_lyapunov(A, M)`` (then ``M ≺ 0`` gives ``X ≻ 0``).
 
     Returns
     -------
     P : ndarray, shape (n, n)
-        The unique symmetric solution; ``P = ∫_0^∞ e^{Aᵀ s} M e^{A s} ds``.
+        The unique symmetric solution; for the toolkit's convention
+        ``P = ∫_0^∞ e^{Aᵀ s} M e^{A s} ds``.
 
     Raises
     ------
     ValueError
-        If shapes disagree, M is not symmetric, or A is not Hurwitz (then no positive-definite
-        P exists for ``M ≻ 0``, and the solution that scipy would return is indefinite or
-        does not exist).
+        If shapes disagree, M is not symmetric, A is a discrete-time system, or A is not
+        Hurwitz (then no positive-definite P exists for ``M ≻ 0``, and the solution that
+        scipy would return is indefinite or does not exist).
 
     Notes
     -----
     Calls ``scipy.linalg.solve_continuous_lyapunov(A.T, -M)`` (Bartels–Stewart) after the
     stability check; see the module docstring for the other libraries' conventions.
     """
-    A, M = _inputs(A, M)
+    A, M, equation = _inputs(A, M, False, convention)
     lam = np.linalg.eigvals(A)
     k = int(np.argmax(lam.real))
     if not lam[k].real < 0:
         raise ValueError(
-            f"A must be Hurwitz (all eigenvalues with negative real part) for AᵀP + PA = -M "
+            f"A must be Hurwitz (all eigenvalues with negative real part) for {equation} "
             f"to have a positive-definite solution; it has the eigenvalue {lam[k]:.6g}"
         )
     P = scipy.linalg.solve_continuous_lyapunov(A.T, -M)
     return _finish(P, M, "continuous")
 
 
-def discrete_lyapunov(A, M) -> np.ndarray:
-    r"""Solve ``Aᵀ P A - P = -M`` for P (discrete time).
+def discrete_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
+    r"""Solve ``Aᵀ P A - P = -M`` for P (discrete time), or python-control's / scipy's form.
 
     Parameters
     ----------
-    A : array_like, shape (n, n)
-        Schur-stable matrix (spectral radius < 1).
+    A : array_like, shape (n, n), or a discrete-time LDS / control.StateSpace
+        Schur-stable matrix (spectral radius < 1). A system stands for its ``A``.
     M : array_like, shape (n, n)
         Symmetric right-hand side; ``M ≻ 0`` gives ``P ≻ 0``.
+    convention : {"toolkit", "control", "scipy"}
+        ``"toolkit"``: ``AᵀPA - P = -M``. ``"control"`` and ``"scipy"``:
+        ``A X Aᵀ - X + M = 0``, the same as ``control.dlyap(A, M)`` and
+        ``scipy.linalg.solve_discrete_lyapunov(A, M)``.
 
     Returns
     -------
     P : ndarray, shape (n, n)
-        The unique symmetric solution; ``P = Σ_k (Aᵀ)^k M A^k``.
+        The unique symmetric solution; for the toolkit's convention ``P = Σ_k (Aᵀ)^k M A^k``.
 
     Raises
     ------
     ValueError
-        If shapes disagree, M is not symmetric, or ρ(A) >= 1.
+        If shapes disagree, M is not symmetric, A is a continuous-time system, or ρ(A) >= 1.
 
     Notes
     -----
     Calls ``scipy.linalg.solve_discrete_lyapunov(A.T, M)`` after the stability check.
     """
-    A, M = _inputs(A, M)
+    A, M, equation = _inputs(A, M, True, convention)
     lam = np.linalg.eigvals(A)
     k = int(np.argmax(np.abs(lam)))
     if not np.abs(lam[k]) < 1:
         raise ValueError(
-            f"A must be Schur stable (spectral radius < 1) for AᵀPA - P = -M to have a "
+            f"A must be Schur stable (spectral radius < 1) for {equation} to have a "
             f"positive-definite solution; it has the eigenvalue {lam[k]:.6g} "
             f"(|λ| = {abs(lam[k]):.6g})"
         )
     P = scipy.linalg.solve_discrete_lyapunov(A.T, M)
     return _finish(P, M, "discrete")
+
+
+@dataclass(frozen=True, repr=False)
+class DiscreteCertificate:
+    r"""A quadratic Lyapunov certificate of ``x_{k+1} = A x_k`` and the contraction it proves.
+
+    With ``V(x) = xᵀ P x`` and ``P ≻ 0``::
+
+        Aᵀ P A ⪯ ρ² P   ⇔   V(x_{k+1}) <= ρ² V(x_k) for every x_k
+                        ⇒   ||x_k||_2 <= sqrt(cond(P)) ρ^k ||x_0||_2
+
+    ``rho`` is the smallest such ρ for this P, ``ρ = ||P^{1/2} A P^{-1/2}||_2 =
+    sqrt(λ_max(P^{-1} AᵀPA))``. Any P gives ``ρ(A) <= rho`` (the spectral radius is a lower
+    bound on every certified rate); ``rho < 1`` proves asymptotic stability.
+
+    Attributes
+    ----------
+    P : ndarray, shape (n, n)
+        Solution of ``(A/r)ᵀ P (A/r) - P = -M`` (``r = rate``), i.e. ``AᵀPA = r² (P - M)``.
+    M : ndarray, shape (n, n)
+        The positive-definite right-hand side.
+    rate : float
+        The target r; the certificate proves ``rho < r``
+        (``rho² = r² (1 - λ_min(P^{-1/2} M P^{-1/2}))``).
+    rho : float
+        Certified contraction factor of ``||x||_P`` per step (``rho²`` for V).
+    spectral_radius : float
+        ρ(A) = max |λ_i(A)|.
+    condition : float
+        ``cond(P) = λ_max(P) / λ_min(P)``, the constant's square in the norm bound.
+    check : LyapunovCheck
+        :func:`verify` of ``(A/r, P, M)`` in discrete time (residual, definiteness).
+    """
+
+    P: np.ndarray
+    M: np.ndarray
+    rate: float
+    rho: float
+    spectral_radius: float
+    condition: float
+    check: LyapunovCheck
+
+    @property
+    def margin(self) -> float:
+        """``1 - rho``: how far inside the unit disc the certificate puts the system
+        (negative when it proves no stability)."""
+        return 1.0 - self.rho
+
+    @property
+    def proves_stability(self) -> bool:
+        """``rho < 1`` and the certificate's checks hold."""
+        return bool(self.rho < 1.0 and self.check.satisfied)
+
+    def norm_bound(self, k) -> np.ndarray:
+        """``sqrt(cond(P)) · rho^k``: a bound on ``||x_k|| / ||x_0||`` for steps ``k``."""
+        return np.sqrt(self.condition) * self.rho ** np.asarray(k, dtype=float)
+
+    def as_dict(self) -> dict:
+        """JSON-friendly dict."""
+        return {"equation": "(A/r)^T P (A/r) - P = -M;  A^T P A <= rho^2 P",
+                "P": self.P.tolist(), "M": self.M.tolist(), "rate": self.rate,
+                "rho": self.rho, "margin": self.margin,
+                "spectral_radius": self.spectral_radius, "condition": self.condition,
+                "proves_stability": self.proves_stability,
+                "relative_residual": self.check.relative_residual}
+
+    def __repr__(self) -> str:
+        return compact_repr(self, rho=self.rho, spectral_radius=self.spectral_radius,
+                            rate=self.rate, margin=self.margin, condition=self.condition,
+                            n=self.P.shape[0])
+
+
+def discrete_certificate(A, M=None, *, rate: float | None = None) -> DiscreteCertificate:
+    r"""A Lyapunov certificate of ``x_{k+1} = A x_k`` with the decay rate it proves.
+
+    Solves ``(A/r)ᵀ P (A/r) - P = -M`` (:func:`discrete_lyapunov` for ``A/r``), so that
+    ``Aᵀ P A = r² (P - M) ⪯ ρ² P`` with
+
+        ρ² = λ_max(P^{-1} Aᵀ P A) = r² (1 - λ_min(P^{-1/2} M P^{-1/2})) < r²,
+
+    and reports ρ (see :class:`DiscreteCertificate`). With ``r = 1`` (default) this is the
+    plain equation ``AᵀPA - P = -M``; a target ``r`` closer to ρ(A) gives a tighter
+    certificate (ρ → ρ(A) as r → ρ(A)) with a worse-conditioned P.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n), or a discrete-time LDS / control.StateSpace
+        State matrix (a system stands for its ``A``).
+    M : array_like, shape (n, n), optional
+        Symmetric positive definite; the identity by default.
+    rate : float, optional
+        Target ``r > ρ(A)``; 1 by default (then A must be Schur stable). A target above 1
+        certifies a growth bound of an unstable A.
+
+    Returns
+    -------
+    DiscreteCertificate
+
+    Raises
+    ------
+    ValueError
+        If ``rate <= ρ(A)`` (no quadratic certificate proves a factor below ρ(A)), M is not
+        symmetric positive definite, or shapes disagree.
+
+    Examples
+    --------
+    >>> cert = discrete_certificate([[0.5, 0.0], [0.0, -0.2]])
+    >>> round(cert.rho, 12), round(cert.spectral_radius, 12)
+    (0.5, 0.5)
+    """
+    A = _state_matrix("A", A, discrete=True)
+    n = A.shape[0]
+    M = np.eye(n) if M is None else symmetric_positive_definite("M", M, n, f"A {A.shape}")
+    radius = float(np.max(np.abs(np.linalg.eigvals(A)), initial=0.0))
+    r = 1.0 if rate is None else check_real("rate", rate, low=0.0, low_inclusive=False)
+    if not r > radius:
+        raise ValueError(f"rate must exceed the spectral radius ρ(A) = {radius:.6g} (no "
+                         f"quadratic certificate proves a contraction factor below it), got "
+                         f"{r:g}" + ("" if rate is not None else
+                                     "; A is not Schur stable: pass rate > ρ(A) to bound "
+                                     "its growth"))
+    As = A / r
+    P = discrete_lyapunov(As, M)
+    AtPA = A.T @ P @ A
+    rho2 = float(scipy.linalg.eigh(0.5 * (AtPA + AtPA.T), P, eigvals_only=True)[-1])
+    p_eig = np.linalg.eigvalsh(P)
+    return DiscreteCertificate(P=P, M=M, rate=r, rho=float(np.sqrt(max(rho2, 0.0))),
+                               spectral_radius=radius, condition=float(p_eig[-1] / p_eig[0]),
+                               check=verify(As, P, M, discrete=True))
 
 
 @dataclass(frozen=True, repr=False)
@@ -223,19 +412,21 @@ class LyapunovCheck:
                             decay_rate=self.decay_rate, discrete=self.discrete)
 
 
-def verify(A_closed_loop, P, M, *, discrete: bool = False, tol: float = 1e-9) -> LyapunovCheck:
+def verify(A_closed_loop, P, M, *, discrete: bool | None = None,
+           tol: float = 1e-9) -> LyapunovCheck:
     r"""Check a Lyapunov certificate ``(P, M)`` for a closed-loop matrix (eq. 8).
 
     Reports rather than raises: the S4++ paper's printed matrices are checked with it.
 
     Parameters
     ----------
-    A_closed_loop : array_like, shape (n, n)
-        ``A + B K`` (the paper's ``A + B T``).
+    A_closed_loop : array_like, shape (n, n), or an LDS / control.StateSpace
+        ``A + B K`` (the paper's ``A + B T``); a system stands for its ``A``.
     P, M : array_like, shape (n, n)
         Candidate Lyapunov matrix and decay matrix.
-    discrete : bool
-        Check ``AᵀPA - P = -M`` instead of ``AᵀP + PA = -M``.
+    discrete : bool, optional
+        Check ``AᵀPA - P = -M`` instead of ``AᵀP + PA = -M``. Default: the system's
+        timebase when ``A_closed_loop`` is a system, else False (continuous).
     tol : float
         Bound on the relative residual for ``satisfied``.
 
@@ -243,7 +434,13 @@ def verify(A_closed_loop, P, M, *, discrete: bool = False, tol: float = 1e-9) ->
     -------
     LyapunovCheck
     """
-    A = as_square("A_closed_loop", A_closed_loop)
+    if is_system(A_closed_loop):
+        if discrete is None:
+            discrete = as_lds(A_closed_loop, "A_closed_loop").is_discrete
+        A = _state_matrix("A_closed_loop", A_closed_loop, discrete=bool(discrete))
+    else:
+        A = as_square("A_closed_loop", A_closed_loop)
+    discrete = bool(discrete)
     n = A.shape[0]
     P = square_like("P", P, n, f"A_closed_loop {A.shape}")
     M = square_like("M", M, n, f"A_closed_loop {A.shape}")

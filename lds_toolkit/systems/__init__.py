@@ -1,9 +1,10 @@
 """Linear dynamical systems: the model, discretisation, eigenvalue regions, random factories,
-and simulation (numba cores, batched)."""
+simulation (numba cores, batched), and analyses of a system (eigenvalue map, memory)."""
 
+from .analysis import EigenvalueMap, MemoryLength, eigenvalue_map, memory_length
 from .continuous import simulate_continuous
 from .discretize import discretize, s4_bilinear, zoh_matrices
-from .lds import LDS
+from .lds import LDS, as_lds
 from .random import draw_eigenvalues, random_lds, random_stable_lds
 from .regions import EigenvalueRegions, Interval, eigenvalue_regions
 from .simulate import (
@@ -16,14 +17,19 @@ from .simulate import (
 
 __all__ = [
     "LDS",
+    "EigenvalueMap",
     "EigenvalueRegions",
     "Interval",
+    "MemoryLength",
     "OUTPUT_CONVENTIONS",
     "SimulationDivergedError",
     "SimulationResult",
+    "as_lds",
     "discretize",
     "draw_eigenvalues",
+    "eigenvalue_map",
     "eigenvalue_regions",
+    "memory_length",
     "modal_form",
     "random_lds",
     "random_stable_lds",

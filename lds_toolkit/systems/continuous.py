@@ -50,8 +50,9 @@ def simulate_continuous(system: LDS, t, u, x0=None, *,
 
     Parameters
     ----------
-    system : LDS
-        Continuous-time system (``dt is None``).
+    system : LDS or control.StateSpace
+        Continuous-time system (``dt`` None, or 0 for a ``StateSpace``, converted by
+        :meth:`LDS.from_statespace`).
     t : array_like, shape (K,)
         Strictly increasing time grid (need not be uniform).
     u : array_like, shape (..., K, d_in)
@@ -66,9 +67,9 @@ def simulate_continuous(system: LDS, t, u, x0=None, *,
     -------
     SimulationResult
         ``x[..., k, :] = x(t_k)``, ``y[..., k, :] = C x(t_k) + D u_k``, ``final_state`` =
-        x(t_{K-1}).
+        x(t_{K-1}); ``.to_time_response()`` gives python-control's ``TimeResponseData``.
     """
-    require_continuous(system)
+    system = require_continuous(system)
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
     t = as_float_array("t", t, ndim=1)
     if t.size < 1:
@@ -95,7 +96,7 @@ def simulate_continuous(system: LDS, t, u, x0=None, *,
         y_last = x_last @ system.C.T + u[..., -1, :] @ system.D.T
         states = np.concatenate([res.x, x_last[..., None, :]], axis=-2)
         y = np.concatenate([res.y, y_last[..., None, :]], axis=-2)
-        return SimulationResult(y=y, x=states, final_state=x_last, method=res.method)
+        return SimulationResult(y=y, x=states, final_state=x_last, method=res.method, t=t, u=u)
 
     Phi = np.empty((h.size, n, n))
     Gam = np.empty((h.size, n, d_in))
@@ -119,4 +120,4 @@ def simulate_continuous(system: LDS, t, u, x0=None, *,
         raise SimulationDivergedError(bad_k, idx, bound)
     states = states.reshape(batch_shape + states.shape[1:])
     return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
-                            final_state=states[..., -1, :], method="dense")
+                            final_state=states[..., -1, :], method="dense", t=t, u=u)

@@ -1,5 +1,8 @@
 r"""Discretisation of continuous-time systems: zero-order hold and bilinear (Tustin).
 
+``method="tustin"`` is an alias of ``"bilinear"`` (python-control's ``sample_system`` and
+scipy's ``cont2discrete`` accept both names for the same transform).
+
 Index conventions (they differ, and tests pin each one):
 
 ``method="zoh"`` — exact for inputs held constant on [k·dt, (k+1)·dt)::
@@ -39,7 +42,7 @@ import scipy.linalg
 from .._validation import check_choice, check_real
 from .lds import LDS, require_continuous
 
-METHODS = ("zoh", "bilinear")
+METHODS = ("zoh", "bilinear", "tustin")
 
 
 def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
@@ -61,26 +64,36 @@ def _bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
     return lu, Ad, Bd
 
 
+def _sample_time(dt) -> float:
+    if isinstance(dt, bool | np.bool_):
+        raise TypeError(f"dt must be a sample time > 0 to discretise with, got {dt!r} "
+                        "(python-control's dt=True means 'unspecified step', which cannot be "
+                        "used to compute A_d = e^{A dt})")
+    return check_real("dt", dt, low=0.0, low_inclusive=False)
+
+
 def discretize(system: LDS, dt: float, method: str = "zoh") -> LDS:
     """Discretise a continuous-time :class:`LDS` with sample time ``dt``.
 
     Parameters
     ----------
-    system : LDS
-        Continuous-time system.
+    system : LDS or control.StateSpace
+        Continuous-time system (a ``StateSpace`` with ``dt = 0`` is converted by
+        :meth:`LDS.from_statespace`).
     dt : float
         Sample time, > 0.
-    method : {"zoh", "bilinear"}
-        Zero-order hold or Tustin (see the module docstring for the equations and index
-        conventions). For S4's variant use :func:`s4_bilinear`.
+    method : {"zoh", "bilinear", "tustin"}
+        Zero-order hold or Tustin (``"tustin"`` and ``"bilinear"`` are the same transform, as
+        in ``control.sample_system``); see the module docstring for the equations and index
+        conventions. For S4's variant use :func:`s4_bilinear`.
 
     Returns
     -------
     LDS
-        Discrete system with ``dt`` set.
+        Discrete system with ``dt`` set (``.to_statespace()`` gives python-control's object).
     """
-    require_continuous(system)
-    dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+    system = require_continuous(system)
+    dt = _sample_time(dt)
     check_choice("method", method, METHODS)
     A, B, C, D = system.A, system.B, system.C, system.D
     if method == "zoh":
@@ -98,9 +111,10 @@ def s4_bilinear(system: LDS, dt: float) -> LDS:
     The returned :class:`LDS` is meant for the recursion ``x_k = Ā x_{k-1} + B̄ u_k``,
     ``y_k = C x_k + D u_k`` (input enters the state in the same step): simulate it with
     ``simulate(sys, u, output="s4")``. Simulating it with the standard convention is a
-    different system, see the module docstring.
+    different system, see the module docstring. ``system`` may be a continuous-time
+    ``control.StateSpace``.
     """
-    require_continuous(system)
-    dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+    system = require_continuous(system)
+    dt = _sample_time(dt)
     _, Ad, Bd = _bilinear_core(system.A, system.B, dt)
     return LDS(Ad, Bd, system.C, system.D, dt=dt)

@@ -1,6 +1,6 @@
 """The :class:`LDS` type: a validated linear state-space model.
 
-Continuous time (``dt is None``)::
+Continuous time (``dt is None``; ``dt = 0`` or ``False`` as in python-control is stored as None)::
 
     dx/dt = A x + B u,        y = C x + D u
 
@@ -9,15 +9,24 @@ uses; the output index convention is chosen where outputs are produced, see
 :func:`lds_toolkit.systems.simulate`)::
 
     x_{t+1} = A x_t + B u_t,  y_t = C x_t + D u_t
+
+``dt = True`` is python-control's "discrete time, sample time unspecified"; it is kept as
+``True`` (not converted to a number) so that it survives the round trip to
+``control.StateSpace``.
+
+Every function of the toolkit that takes an :class:`LDS` also takes a ``control.StateSpace``;
+:func:`as_lds` is the one place that converts (through :meth:`LDS.from_statespace`).
 """
 
 from __future__ import annotations
 
+import sys as _sys
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
-from .._validation import as_float_array, as_matrix, as_square, check_real
+from .._validation import as_float_array, as_matrix, as_square
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,14 +43,23 @@ class LDS:
         Output matrix.
     D : array_like, shape (d_out, d_in), optional
         Feed-through matrix; zeros when omitted.
-    dt : float or None, optional
-        Sample time of a discrete system (``> 0``); ``None`` (default) for continuous time.
-        ``True`` is accepted as in python-control and means "discrete, unspecified", stored as 1.0.
+    dt : float, True or None, optional
+        Timebase, as in python-control except for ``None``:
+
+        * ``None`` (default), ``0`` or ``False``: continuous time (stored as ``None``);
+        * a float ``> 0``: discrete time with that sample time;
+        * ``True``: discrete time with an unspecified sample time (stored as ``True``;
+          time vectors then count steps, as python-control does).
+
+        python-control's own ``dt=None`` ("timebase not specified") has no counterpart here:
+        :meth:`from_statespace` refuses it rather than guess.
 
     Raises
     ------
     ValueError
-        If a matrix is not 2-D, shapes do not match, entries are not finite, or ``dt <= 0``.
+        If a matrix is not 2-D, shapes do not match, entries are not finite, or ``dt < 0``.
+    TypeError
+        If ``dt`` is not a number, a bool or None.
 
     Examples
     --------
@@ -55,7 +73,7 @@ class LDS:
     B: np.ndarray
     C: np.ndarray
     D: np.ndarray | None = None
-    dt: float | None = None
+    dt: float | bool | None = None
 
     def __post_init__(self):
         A = as_square("A", self.A)
@@ -70,11 +88,7 @@ class LDS:
             D = np.zeros((C.shape[0], B.shape[1]))
         else:
             D = as_matrix("D", self.D, shape=(C.shape[0], B.shape[1]))
-        dt = self.dt
-        if dt is True:
-            dt = 1.0
-        if dt is not None:
-            dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+        dt = timebase(self.dt)
         for name, arr in (("A", A), ("B", B), ("C", C), ("D", D)):
             # own copy: validation returns the caller's array when it is already float64,
             # and freezing that would make the caller's array read-only (and sharing it
@@ -102,8 +116,18 @@ class LDS:
 
     @property
     def is_discrete(self) -> bool:
-        """``dt`` is set."""
+        """``dt`` is set (a sample time or ``True``)."""
         return self.dt is not None
+
+    @property
+    def sample_time(self) -> float:
+        """The sample time of a discrete system: ``dt``, or 1.0 (one step) for ``dt=True``.
+
+        Raises ``ValueError`` for a continuous system.
+        """
+        if self.dt is None:
+            raise ValueError("a continuous-time system (dt is None) has no sample time")
+        return 1.0 if self.dt is True else float(self.dt)
 
     @property
     def is_continuous(self) -> bool:
@@ -170,7 +194,14 @@ class LDS:
     # ---------------------------------------------------- python-control
     @classmethod
     def from_statespace(cls, sys) -> LDS:
-        """Build from a ``control.StateSpace`` (``sys.dt`` of 0 or None means continuous)."""
+        """Build from a ``control.StateSpace``.
+
+        The timebase follows python-control: ``sys.dt == 0`` is continuous time, ``True``
+        discrete with an unspecified step, a float ``> 0`` discrete with that step.
+        python-control's ``dt=None`` ("timebase not specified", compatible with both) is
+        ambiguous here and raises ``ValueError``: set it first, e.g.
+        ``control.ss(sys, dt=0)``.
+        """
         try:
             A, B, C, D = sys.A, sys.B, sys.C, sys.D
         except AttributeError as exc:
@@ -178,12 +209,15 @@ class LDS:
                 f"sys must be a control.StateSpace, got {type(sys).__name__}"
             ) from exc
         dt = getattr(sys, "dt", None)
-        if dt in (0, None):
-            dt = None
+        if dt is None:
+            raise ValueError(
+                "sys has python-control's timebase dt=None ('not specified': continuous or "
+                "discrete), which is ambiguous; set it first, e.g. control.ss(sys, dt=0) for "
+                "continuous time or control.ss(sys, dt=True) / dt=<sample time> for discrete")
         return cls(A=A, B=B, C=C, D=D, dt=dt)
 
     def to_statespace(self):
-        """Convert to ``control.StateSpace`` (continuous: dt = 0)."""
+        """Convert to ``control.StateSpace`` (continuous: dt = 0; ``dt=True`` is kept)."""
         import control
 
         return control.ss(np.array(self.A), np.array(self.B), np.array(self.C),
@@ -197,14 +231,19 @@ class LDS:
         return LDS(**kw)
 
     def __repr__(self) -> str:
-        kind = "continuous" if self.dt is None else f"discrete, dt={self.dt:g}"
+        if self.dt is None:
+            kind = "continuous"
+        elif self.dt is True:
+            kind = "discrete, dt=True (unspecified)"
+        else:
+            kind = f"discrete, dt={self.dt:g}"
         return (f"LDS(n={self.n_states}, d_in={self.n_inputs}, d_out={self.n_outputs}, "
                 f"{kind})")
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, LDS):
             return NotImplemented
-        return (self.dt == other.dt
+        return ((self.dt is True) == (other.dt is True) and self.dt == other.dt
                 and all(np.array_equal(getattr(self, k), getattr(other, k))
                         for k in ("A", "B", "C", "D")))
 
@@ -219,9 +258,63 @@ def as_state_vector(name: str, x, n: int) -> np.ndarray:
     return arr
 
 
-def require_continuous(system) -> None:
-    """Raise unless ``system`` is a continuous-time :class:`LDS`."""
-    if not isinstance(system, LDS):
-        raise TypeError(f"system must be an LDS, got {type(system).__name__}")
+def timebase(dt) -> float | bool | None:
+    """Normalise a timebase: None, 0 or False -> None (continuous); True -> True (discrete,
+    unspecified step); a float > 0 -> that float. See :class:`LDS`."""
+    if dt is None:
+        return None
+    if isinstance(dt, bool | np.bool_):
+        return True if dt else None
+    want = ("dt must be None or 0 (continuous time), True (discrete, unspecified step) or a "
+            "finite sample time > 0")
+    if not isinstance(dt, Real | np.floating | np.integer):
+        raise TypeError(f"{want}, got {type(dt).__name__} {dt!r}")
+    value = float(dt)
+    if not (np.isfinite(value) and value >= 0.0):
+        raise ValueError(f"{want}, got {value:g}")
+    return None if value == 0.0 else value
+
+
+def is_system(value) -> bool:
+    """Whether ``value`` is a system object (an :class:`LDS` or a python-control ``LTI``)
+    rather than a matrix: functions that take either use it to decide which they got."""
+    if isinstance(value, LDS):
+        return True
+    control = _sys.modules.get("control")
+    return control is not None and isinstance(value, control.LTI)
+
+
+def as_lds(system, name: str = "system") -> LDS:
+    """The one conversion of a system argument: an :class:`LDS` is returned as is, a
+    ``control.StateSpace`` converted by :meth:`LDS.from_statespace`; anything else raises
+    ``TypeError`` naming ``name``.
+    """
+    if isinstance(system, LDS):
+        return system
+    control = _sys.modules.get("control")  # a StateSpace exists only if control is imported
+    if control is not None:
+        if isinstance(system, control.StateSpace):
+            return LDS.from_statespace(system)
+        if isinstance(system, control.LTI):
+            raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
+                            f"{type(system).__name__}; convert it with control.ss({name}) "
+                            "first (the state-space realisation is then python-control's)")
+    raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
+                    f"{type(system).__name__}")
+
+
+def require_continuous(system, name: str = "system") -> LDS:
+    """``system`` as a continuous-time :class:`LDS` (see :func:`as_lds`), else raise."""
+    system = as_lds(system, name)
     if system.is_discrete:
-        raise ValueError(f"system must be continuous-time (dt is None), got dt={system.dt}")
+        raise ValueError(f"{name} must be continuous-time (dt None or 0), got dt={system.dt}")
+    return system
+
+
+def require_discrete(system, name: str = "system", hint: str = "") -> LDS:
+    """``system`` as a discrete-time :class:`LDS` (see :func:`as_lds`), else raise."""
+    system = as_lds(system, name)
+    if not system.is_discrete:
+        raise ValueError(f"{name} must be discrete-time (dt > 0 or True), got a continuous-time "
+                         f"system{hint}")
+    return system

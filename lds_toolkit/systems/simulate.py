@@ -69,7 +69,7 @@ from .._random import RngLike, as_generator
 from .._repr import compact_repr
 from .._validation import as_float_array, check_choice, check_real
 from . import _cores
-from .lds import LDS, as_state_vector
+from .lds import LDS, as_state_vector, require_discrete
 
 OUTPUT_CONVENTIONS = ("standard", "lengen", "eq1-literal", "s4")
 #: Names that are refused with an explanation instead of being guessed.
@@ -129,15 +129,25 @@ class SimulationResult:
         access when the simulation did not need it.
     method : str
         The path used, ``"dense"`` or ``"modal"``.
+    t : ndarray, shape (T,) or None
+        Time of each index: ``k · dt`` for a discrete system (``k`` for ``dt=True``, as
+        python-control counts steps), the grid for :func:`simulate_continuous`.
+    u : ndarray, shape (..., T, d_in) or None
+        The inputs that were simulated (float64; not a copy when they already were).
+    output : str
+        The output convention the result was computed with.
     """
 
-    __slots__ = ("y", "x", "_final", "method")
+    __slots__ = ("y", "x", "_final", "method", "t", "u", "output")
 
-    def __init__(self, y, x, final_state, method):
+    def __init__(self, y, x, final_state, method, *, t=None, u=None, output="standard"):
         self.y = y
         self.x = x
         self._final = final_state
         self.method = method
+        self.t = t
+        self.u = u
+        self.output = output
 
     @property
     def final_state(self) -> np.ndarray:
@@ -152,6 +162,61 @@ class SimulationResult:
     def __repr__(self) -> str:
         xs = None if self.x is None else self.x.shape
         return f"SimulationResult(y: {self.y.shape}, x: {xs}, method={self.method!r})"
+
+    def to_time_response(self, *, squeeze: bool | None = None, return_x: bool = False):
+        """The result as python-control's ``TimeResponseData``.
+
+        python-control stores signals channel-first: ``resp.t`` has shape (T,), ``resp.y``
+        (d_out, T), ``resp.x`` (n, T), ``resp.u`` (d_in, T), i.e. the transposes of ``y``,
+        ``x`` and ``u`` here. A result with one batch axis, ``y`` of shape (N, T, d_out),
+        becomes a multi-trace response: ``resp.y`` of shape (d_out, N, T). ``resp.outputs``
+        etc. apply python-control's squeeze rules (a single-input single-output system drops
+        the channel axis).
+
+        The arrays are copied as they are: for ``output="standard"`` they mean what
+        ``control.forced_response`` means (``y_t = C x_t + D u_t``, ``x[t] = x_t``); other
+        conventions are named in the response's title.
+
+        Parameters
+        ----------
+        squeeze : bool, optional
+            python-control's ``squeeze`` option of ``TimeResponseData``.
+        return_x : bool
+            Whether ``t, y, x = resp`` (rather than ``t, y = resp``) unpacks the response, as
+            in ``control.forced_response(..., return_x=True)``.
+
+        Returns
+        -------
+        control.TimeResponseData
+
+        Raises
+        ------
+        ValueError
+            If the result has more than one batch axis (reshape the inputs first), or was
+            built without its time grid and inputs.
+        """
+        import control
+
+        if self.t is None or self.u is None:
+            raise ValueError("to_time_response needs the time grid and the inputs; this "
+                             "result was built without them")
+        batch = self.y.shape[:-2]
+        if len(batch) > 1:
+            raise ValueError(f"to_time_response supports at most one batch axis (traces), got "
+                             f"batch shape {batch}; reshape u to (-1, T, d_in) first")
+        u = np.broadcast_to(self.u, batch + self.u.shape[-2:])
+        d_in, d_out = u.shape[-1], self.y.shape[-1]
+
+        def channels_first(a):  # (..., T, d) -> (d, ..., T)
+            return None if a is None else np.ascontiguousarray(np.moveaxis(a, -1, 0))
+
+        title = "lds_toolkit simulation"
+        if self.output != "standard":
+            title += f" (output convention {self.output!r})"
+        return control.TimeResponseData(
+            np.array(self.t, dtype=float), channels_first(self.y), channels_first(self.x),
+            channels_first(u), issiso=d_in == 1 and d_out == 1, multi_trace=bool(batch),
+            title=title, return_x=return_x, squeeze=squeeze, plot_inputs=True)
 
 
 @dataclass(frozen=True, repr=False)
@@ -221,8 +286,9 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
 
     Parameters
     ----------
-    system : LDS
-        Discrete-time system (``system.dt`` set).
+    system : LDS or control.StateSpace
+        Discrete-time system (``dt`` a sample time or ``True``); a ``StateSpace`` is
+        converted by :meth:`LDS.from_statespace`.
     u : array_like, shape (..., T, d_in)
         Inputs; leading axes are batch axes.
     x0 : array_like, shape (..., n), optional
@@ -246,7 +312,8 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
     -------
     SimulationResult
         ``y`` of shape (..., T, d_out), ``x`` of shape (..., T, n) (or None), ``final_state``.
-        Unpacks as ``x, y = simulate(...)``.
+        Unpacks as ``x, y = simulate(...)``; ``.to_time_response()`` gives python-control's
+        ``TimeResponseData`` (channels first).
 
     Examples
     --------
@@ -261,11 +328,8 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
     >>> simulate(sys_d, np.ones((3, 1)), output="lengen").y[:, 0]
     array([0. , 2. , 2.5])
     """
-    if not isinstance(system, LDS):
-        raise TypeError(f"system must be an LDS, got {type(system).__name__}")
-    if not system.is_discrete:
-        raise ValueError("system must be discrete-time (dt set); for continuous systems use "
-                         "simulate_continuous or discretize first")
+    system = require_discrete(system, hint="; for continuous systems use simulate_continuous "
+                                           "or discretize first")
     if output in _REMOVED_CONVENTIONS:
         raise ValueError(_REMOVED_CONVENTIONS[output])
     check_choice("output", output, OUTPUT_CONVENTIONS)
@@ -344,7 +408,8 @@ def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
         y = y + v
     final = _reshape_final(final, batch_shape + (n,))
     x = states.reshape(batch_shape + (T, n)) if return_states else None
-    return SimulationResult(y=y, x=x, final_state=final, method=chosen)
+    return SimulationResult(y=y, x=x, final_state=final, method=chosen,
+                            t=np.arange(T) * system.sample_time, u=u, output=output)
 
 
 def _reshape_final(final, shape):

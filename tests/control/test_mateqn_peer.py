@@ -2,7 +2,8 @@
 wheel) run against our solvers.
 
 Their ``lyap(A, Q)`` solves ``A X + X Aᵀ + Q = 0`` and ``dlyap(A, Q)`` solves
-``A X Aᵀ - X + Q = 0``; ours are the transposed equations, so the adapters pass ``A.T``.
+``A X Aᵀ - X + Q = 0``; ours are the transposed equations, so the adapters pass ``A.T`` — or,
+with ``convention="control"``, pass ``A`` as it is (the peer suite runs both ways).
 Sylvester and generalized (E) variants are not part of our API; the adapters refuse them.
 Their ``test_raise`` is ported below with our exception types (ValueError for shapes and
 asymmetry; python-control uses its own ControlDimension/ControlArgument classes).
@@ -18,18 +19,21 @@ from lds_toolkit.control import continuous_lyapunov, discrete_lyapunov
 mateqn_test = pytest.importorskip("control.tests.mateqn_test")
 
 
-def _adapter(ours):
+def _adapter(ours, convention):
     def solve(A, Q, C=None, E=None, method=None):
         if C is not None or E is not None:
             raise NotImplementedError("Sylvester/generalized equations are not supported")
-        return ours(np.atleast_2d(np.asarray(A, dtype=float)).T, Q)
+        A = np.atleast_2d(np.asarray(A, dtype=float))
+        if convention == "toolkit":
+            return ours(A.T, Q)
+        return ours(A, Q, convention=convention)
     return solve
 
 
-@pytest.fixture
-def peer(monkeypatch):
-    monkeypatch.setattr(mateqn_test, "lyap", _adapter(continuous_lyapunov))
-    monkeypatch.setattr(mateqn_test, "dlyap", _adapter(discrete_lyapunov))
+@pytest.fixture(params=["toolkit", "control"])
+def peer(monkeypatch, request):
+    monkeypatch.setattr(mateqn_test, "lyap", _adapter(continuous_lyapunov, request.param))
+    monkeypatch.setattr(mateqn_test, "dlyap", _adapter(discrete_lyapunov, request.param))
     return mateqn_test.TestMatrixEquations()
 
 

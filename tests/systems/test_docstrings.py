@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["lds", "discretize", "regions", "random", "simulate", "continuous"]
+MODULES = ["lds", "discretize", "regions", "random", "simulate", "continuous", "analysis"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -49,10 +49,12 @@ def dsys():
     (dict(A=A2 + 1j, B=B2, C=C2), TypeError, r"A must be real"),
     (dict(A=[["a", "b"], ["c", "d"]], B=B2, C=C2), TypeError, r"A must be numeric"),
     (dict(A=None, B=B2, C=C2), TypeError, r"A must be an array, got None"),
-    (dict(A=A2, B=B2, C=C2, dt=0.0), ValueError, r"dt must lie in \(0, inf\), got 0"),
-    (dict(A=A2, B=B2, C=C2, dt=-1.0), ValueError, r"dt must lie in \(0, inf\), got -1"),
-    (dict(A=A2, B=B2, C=C2, dt=np.nan), ValueError, r"dt must be finite"),
-    (dict(A=A2, B=B2, C=C2, dt="1"), TypeError, r"dt must be a real number"),
+    (dict(A=A2, B=B2, C=C2, dt=-1.0), ValueError,
+     r"dt must be None or 0 \(continuous time\), True \(discrete, unspecified step\) or a "
+     r"finite sample time > 0, got -1"),
+    (dict(A=A2, B=B2, C=C2, dt=np.nan), ValueError, r"dt must be None or 0 .* got nan"),
+    (dict(A=A2, B=B2, C=C2, dt=np.inf), ValueError, r"dt must be None or 0 .* got inf"),
+    (dict(A=A2, B=B2, C=C2, dt="1"), TypeError, r"dt must be None or 0 .* got str '1'"),
 ])
 def test_lds_construction_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -112,7 +114,8 @@ def test_simulate_bad_x0(dsys, x0, match):
 def test_simulate_rejects_continuous_system_and_non_lds():
     with pytest.raises(ValueError, match=r"system must be discrete-time"):
         simulate(LDS(A2, B2, C2), np.ones((5, 1)))
-    with pytest.raises(TypeError, match=r"system must be an LDS, got tuple"):
+    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace, got "
+                                        r"tuple"):
         simulate((A2, B2, C2, np.zeros((3, 1)), 1.0), np.ones((5, 1)))
 
 
@@ -146,10 +149,12 @@ def test_simulate_bad_options(dsys, kwargs, exc, match):
 def test_simulate_continuous_errors(dsys):
     csys = LDS(A2, B2, C2)
     u = np.ones((4, 1))
-    with pytest.raises(ValueError, match=r"must be continuous-time \(dt is None\), got dt=1"):
+    with pytest.raises(ValueError, match=r"must be continuous-time \(dt None or 0\), got "
+                                         r"dt=1.0"):
         simulate_continuous(dsys, np.arange(4.0), u)
-    with pytest.raises(TypeError, match=r"system must be an LDS"):
-        simulate_continuous(csys.to_statespace(), np.arange(4.0), u)
+    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace, got "
+                                        r"list"):
+        simulate_continuous([A2, B2, C2], np.arange(4.0), u)
     for t in ([0.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 3.0]):
         with pytest.raises(ValueError, match=r"t must be strictly increasing; t\[2\]=1"):
             simulate_continuous(csys, t, u)

@@ -40,11 +40,12 @@ def test_statespace_round_trip(dt):
 
 
 def test_statespace_unspecified_timebase():
-    """python-control's dt=True (discrete, unspecified) becomes dt = 1."""
+    """python-control's dt=True (discrete, unspecified) stays True (one step of 1 where a
+    number is needed); see test_interop.py for the other timebases."""
     ss = control.ss([[0.5]], [[1.0]], [[1.0]], [[0.0]], True)
     sys = LDS.from_statespace(ss)
-    assert sys.is_discrete and sys.dt == 1.0
-    assert LDS([[0.5]], [[1.0]], [[1.0]], dt=True).dt == 1.0
+    assert sys.is_discrete and sys.dt is True and sys.sample_time == 1.0
+    assert LDS([[0.5]], [[1.0]], [[1.0]], dt=True).dt is True
 
 
 def test_sizes_defaults_and_repr():
