@@ -445,7 +445,7 @@ class LDSOracle(OnlineLearner):
 
     Parameters
     ----------
-    system : lds_toolkit.systems.LDS
+    system : lds_toolkit.systems.LDS or control.StateSpace
         Discrete-time system.
     x0 : array_like, shape (n,), optional
         Initial state x_0.
@@ -459,13 +459,12 @@ class LDSOracle(OnlineLearner):
         self.x0 = x0
 
     def _check_system(self):
-        from ..systems import LDS
+        from ..systems.lds import require_discrete
 
-        if not isinstance(self.system, LDS) or not self.system.is_discrete:
-            raise TypeError(f"system must be a discrete-time LDS, got {self.system!r}")
-        n = self.system.n_states
+        system = require_discrete(self.system, "system")  # an LDS or a control.StateSpace
+        n = system.n_states
         x0 = np.zeros(n) if self.x0 is None else _as_vector("x0", self.x0, n)
-        return self.system, x0
+        return system, x0
 
     def _setup(self):
         return np.zeros((1, 0)), ()

@@ -121,6 +121,11 @@ def _validation_loss(cls, config, radius, u, y, schedule, lr, criterion):
     return val if np.isfinite(val) else math.inf
 
 
+def _argbest(vals: dict) -> float:
+    """The step size with the smallest loss (the smaller step on a tie)."""
+    return min(vals, key=lambda lr: (vals[lr], lr))
+
+
 def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
                      max_extend: int = 8):
     """(schedule, lr) minimising the full-context learner's loss on the stream (u, y).
@@ -145,12 +150,9 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
         vals = {float(lr): _validation_loss(cls, config, radius, u, y, schedule, lr, criterion)
                 for lr in grid}
 
-        def argbest():
-            return min(vals, key=lambda lr: (vals[lr], lr))
-
         for _ in range(max_extend):
             lrs = sorted(vals)
-            b = argbest()
+            b = _argbest(vals)
             if b == lrs[0] and np.isfinite(vals[b]):
                 new = lrs[0] / 2
             elif b == lrs[-1] and np.isfinite(vals[b]):
@@ -158,12 +160,12 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
             else:
                 break
             vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new, criterion)
-        b = argbest()
+        b = _argbest(vals)
         for new in (b / math.sqrt(2), b * math.sqrt(2)):
             if new not in vals:
                 vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new,
                                              criterion)
-        b = argbest()
+        b = _argbest(vals)
         lrs = sorted(vals)
         interior_of[schedule] = (np.isfinite(vals[b]) and lrs[0] < b < lrs[-1])
         search[schedule] = [[lr, vals[lr] if np.isfinite(vals[lr]) else None] for lr in lrs]

@@ -127,7 +127,7 @@ class RegretScaling(Experiment):
             (u_val, y_val), (u, y) = streams(system, T, rng, config["data_convention"])
             radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
 
-            def make(L, **kw):
+            def make(L, cls=cls, radius=radius, **kw):
                 return cls(horizon=T, k=k, context=L, radius=radius,
                            filter_precision=config["filter_precision"], **kw)
 

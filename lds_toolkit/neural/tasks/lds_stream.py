@@ -24,6 +24,7 @@ import numpy as np
 from ..._random import RngLike, as_generator
 from ..._validation import check_real
 from ...systems import LDS, simulate
+from ...systems.lds import require_discrete
 from ._checks import check_length, check_positive_int
 from ._data import SequenceTask
 
@@ -54,8 +55,7 @@ def lds_next_output(system: LDS, n: int, length: int, *, input_scale: float = 1.
         inputs (n, L, d_in + d_out), targets (n, L, d_out), every position masked;
         ``info["u"]`` (n, L+1, d_in), ``info["y"]`` (n, L+1, d_out).
     """
-    if not isinstance(system, LDS):
-        raise TypeError(f"system must be an LDS, got {type(system).__name__}")
+    system = require_discrete(system, "system")  # an LDS or a control.StateSpace
     n = check_positive_int("n", n)
     length = check_length("length", length, 1)
     input_scale = check_real("input_scale", input_scale, low=0.0, low_inclusive=False)
