@@ -66,7 +66,9 @@ class Claim:
     threshold : float, tuple or None
         What the quantity is compared with.
     scales : tuple of str
-        Scales at which the claim is expected to hold (and is asserted by the tests).
+        Scales at which the claim is expected to hold (and is asserted by the tests). Empty:
+        the paper's claim is reported wherever it was measured but not expected to hold at
+        any scale the toolkit runs; ``note`` must then say why (a measured cause).
     spread : str, optional
         Path to the per-seed values of the quantity, shown as a min–max spread.
     note : str
@@ -92,6 +94,9 @@ class Claim:
         if bad:
             raise ValueError(f"Claim {self.id!r}: scales must be among {list(SCALES)}, "
                              f"got {bad}")
+        if not self.scales and not self.note:
+            raise ValueError(f"Claim {self.id!r}: a claim expected at no scale needs a note "
+                             "saying why")
         if self.op == "between" and not (isinstance(self.threshold, Sequence)
                                          and len(self.threshold) == 2):
             raise ValueError(f"Claim {self.id!r}: 'between' needs threshold=(low, high), "

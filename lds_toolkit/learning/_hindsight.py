@@ -205,12 +205,17 @@ def _solve(R11, R12, c0, m, d_in, radius, *, tol, max_iter):
         # Newton on phi_i = 1/r - 1/||W_i(lam)|| (Moré-Sorensen: nearly linear in lam, so it
         # is not slowed down by the 1/(s + lam)^2 shape of ||W_i||^2), then Newton on g
         nrm = np.sqrt(np.maximum(gf + r2, tiny))
-        for J, rhs in ((H * (0.5 / nrm**3)[:, None], -(1.0 / radius - 1.0 / nrm)),
-                       (-H, gf)):
-            try:
-                dirs.append(np.linalg.solve(J, rhs))
-            except np.linalg.LinAlgError:
-                dirs.append(np.linalg.lstsq(J, rhs, rcond=None)[0])
+        # a block with ||W_i|| ~ 0 makes the Moré-Sorensen system non-finite: that
+        # direction is then skipped below (non-finite), not an error
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            systems = ((H * (0.5 / nrm**3)[:, None], -(1.0 / radius - 1.0 / nrm)), (-H, gf))
+            for J, rhs in systems:
+                if not (np.all(np.isfinite(J)) and np.all(np.isfinite(rhs))):
+                    continue
+                try:
+                    dirs.append(np.linalg.solve(J, rhs))
+                except np.linalg.LinAlgError:
+                    dirs.append(np.linalg.lstsq(J, rhs, rcond=None)[0])
         dirs.append(gf / max(np.abs(np.diag(H)).max(), tiny))  # scaled gradient
         accepted = False
         noise = 1e-14 * (abs(g) + f0)

@@ -281,6 +281,7 @@ def summarize_learning(config, results) -> tuple[dict, dict]:
             per_seed = fl / finals[:, full_j]
             entry["final_loss_ratio_to_full"] = float(fl.mean() / finals[:, full_j].mean())
             entry["final_loss_ratio_per_seed"] = per_seed.tolist()
+            entry["final_loss_ratio_median"] = float(np.median(per_seed))
             entry["seeds_worse_than_full"] = int(np.sum(per_seed > 1.0))
         per_q[qkey(q)] = entry
     summary = {
@@ -298,7 +299,8 @@ def summarize_learning(config, results) -> tuple[dict, dict]:
         ratios = [per_q[qkey(q)]["final_loss_ratio_to_full"] for q in qs]
         summary["ratio_to_full_by_q"] = ratios
         summary["ratio_to_full_short"] = ratios[0]
-        summary["ratio_to_full_by_q_below_full"] = ratios[:full_j]
+        hind = [per_q[qkey(q)]["hindsight_final_loss"] for q in qs]
+        summary["hindsight_short_over_full"] = hind[0] / hind[full_j]
     sens = np.stack([r["sensitivity"] for r in results])  # (seeds, lrs, 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         sens_ratio = sens[:, :, 0] / sens[:, :, 1]

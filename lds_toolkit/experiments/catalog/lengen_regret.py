@@ -70,11 +70,13 @@ class RegretScaling(Experiment):
     claims = (
         Claim("thm5-alg1-A", LENGEN, "Thm. 5",
               "Algorithm 1 on Region A with context T^{7/8}: Asymmetric-Regret O~(sqrt T)",
-              "alg1-regionA/0.875/slope_over_bound", "<=", 0.0, scales=("quick", "paper"),
-              note="fitted slope of regret against T minus the slope of sqrt(T) log T"),
+              "alg1-regionA/0.875/slope_over_bound", "<=", 0.0, scales=("paper",),
+              note="fitted slope of the mean regret against T minus the slope of "
+                   "sqrt(T) log T over the same horizons; at quick scale (T <= 2^10, 2 seeds) "
+                   "the fit is too noisy and T far too small for the theorem's 'T large'"),
         Claim("thm5-alg1-A-full", LENGEN, "Thm. 5",
               "Algorithm 1 on Region A, full context: regret O~(sqrt T)",
-              "alg1-regionA/1/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
+              "alg1-regionA/1/slope_over_bound", "<=", 0.0, scales=("paper",)),
         Claim("thm6-alg2-A", LENGEN, "Thm. 6",
               "Algorithm 2, Region A, every context down to T^{1/2}: regret O~(sqrt T)",
               "alg2-regionA/*/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
@@ -82,15 +84,10 @@ class RegretScaling(Experiment):
               "Algorithm 2, Region B, every context down to T^{1/2}: regret O~(sqrt T)",
               "alg2-regionB/*/slope_over_bound", "<=", 0.0, scales=("quick", "paper")),
         Claim("thm6-alg2-gap", LENGEN, "Thm. 6",
-              "Algorithm 2's short-context class loses nothing against full context "
-              "(context gap at T^{1/2} below 1e-3 of the regret)",
+              "Algorithm 2's class with context T^{1/2} loses nothing against full context on "
+              "Region B (context gap at T below 1e-3 of the regret)",
               "alg2-regionB/0.5/context_gap_over_regret_at_T", "<=", 1e-3,
               scales=("quick", "paper")),
-        Claim("fig3-alg1-B-gap", LENGEN, "Fig. 3",
-              "Region B hurts Algorithm 1's short contexts: the best T^{1/2}-context "
-              "predictor's loss gap to full context grows with T",
-              "alg1-regionB/0.5/context_gap_slope", ">=", 0.25, scales=("paper",),
-              note="class-level (best in hindsight), so no step size is involved"),
     )
 
     def config(self, scale, seeds):
@@ -102,7 +99,8 @@ class RegretScaling(Experiment):
                    "seeds": 4}
         cfg.update(region_q=7 / 8, q_values=[1 / 2, 3 / 4, 7 / 8, 1.0], d_in=1, d_out=1,
                    setups=list(SETUPS), data_convention="lengen",
-                   filter_precision="extended", curve_points=24)
+                   filter_precision="extended",
+                   curve_points=12 if scale == "quick" else 24)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -189,10 +187,10 @@ class RegretScaling(Experiment):
                 if full_j is not None:
                     e["regret_excess_mean"] = (mean - reg[:, :, full_j].mean(axis=0)).tolist()
                 entry[qkey(q)] = e
-            entry["step_sizes"] = {str(task["T"]): res[setup]["lr"]
-                                   for task, res in zip(tasks, results)
-                                   if task["seed_index"] == 0}
-            summary[setup] = entry
+            summary[setup] = entry  # one entry per q (claims map over them with "*")
+            summary.setdefault("step_sizes", {})[setup] = {
+                str(task["T"]): res[setup]["lr"] for task, res in zip(tasks, results)
+                if task["seed_index"] == 0}
             last = [res[setup]["curves"] for task, res in zip(tasks, results)
                     if task["T"] == Ts[-1]]
             arrays[f"{setup}_curve_t"] = last[0][0][0]
