@@ -382,4 +382,44 @@ def plot_learning(config, summary, arrays, outdir, *, name: str, title: str):
     ax2.set_ylabel("mean loss over the last quarter")
     ax2.set_title(f"T = {T}, k = {config['k']}, n = {config['n']}")
     ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
+    return save_figure(fig, outdir, name) + plot_step_size(config, summary, arrays, outdir,
+                                                           name=f"{name}_step_size",
+                                                           title=title)
+
+
+def plot_step_size(config, summary, arrays, outdir, *, name: str, title: str):
+    """The effect size against the (constant) step size: final loss at the shortest context
+    over the full-context one, per seed (median and min–max), and where the search landed."""
+    from ..plotting import figure, save_figure
+
+    sens = summary["step_size_sensitivity"]
+    lrs = np.asarray(sens["lrs"])
+    ratio = arrays["sensitivity"][:, :, 0] / arrays["sensitivity"][:, :, 1]  # (seeds, lrs)
+    fig, (ax, ax1) = figure(1, 2, width=8.0, height=3.0)
+    ok = np.all(np.isfinite(ratio), axis=0)
+    ax.plot(lrs[ok], np.median(ratio[:, ok], axis=0), "o-", color="k",
+            label=f"median of {ratio.shape[0]} seeds")
+    ax.fill_between(lrs[ok], ratio[:, ok].min(axis=0), ratio[:, ok].max(axis=0), color="k",
+                    alpha=0.15, lw=0, label="min–max")
+    chosen = [lr for sched, lr in summary["step_sizes"] if sched == "constant"]
+    for i, lr in enumerate(chosen):
+        ax.axvline(lr, color="tab:orange", lw=0.8, alpha=0.6,
+                   label="chosen (validation)" if i == 0 else None)
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("constant step size lr")
+    ax.set_ylabel(f"final loss ratio, T^{sens['q']:g} / full")
+    ax.set_title(f"{title}: effect size against the step size", fontsize=8)
+    ax.legend(fontsize=6)
+    full = arrays["sensitivity"][:, :, 1]
+    ax1.plot(lrs[ok], np.median(full[:, ok], axis=0), "s-", color="tab:blue",
+             label="full context")
+    ax1.plot(lrs[ok], np.median(arrays["sensitivity"][:, ok, 0], axis=0), "o-",
+             color="tab:red", label=f"T^{sens['q']:g}")
+    ax1.set_xscale("log", base=2)
+    ax1.set_yscale("log")
+    ax1.set_xlabel("constant step size lr")
+    ax1.set_ylabel("final loss (median over seeds)")
+    ax1.legend(fontsize=6)
     return save_figure(fig, outdir, name)
