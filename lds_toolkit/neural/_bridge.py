@@ -9,7 +9,9 @@ W[N/2+n, 2n] = 1, W[N/2+n, 2n+1] = -i`` (``W* W = 2 I``)::
 
     A_r = ½ W* A_f W,   B_r = ½ W* b_f = (Re b_n, Im b_n)_n,   C_r = c_f W = (2 Re c_n, -2 Im c_n)_n
 
-all real. A diagonal ``A_f = diag(λ, λ̄)`` gives the 2x2 blocks ``[[Re λ, -Im λ], [Im λ, Re λ]]``.
+all real. A diagonal ``A_f = diag(λ, λ̄)`` gives the 2x2 blocks ``[[Re λ, -Im λ], [Im λ, Re λ]]``;
+the DPLR ``A_f = diag(λ, λ̄) - [p; p̄][p; p̄]*`` gives those blocks minus ``2 p_r p_rᵀ`` with
+``p_r = ½ W* [p; p̄] = (Re p_n, Im p_n)_n`` — again diagonal plus rank one, now real.
 
 **Inverse** (:func:`diagonal_modes`): split an LDS into its connected components (the state
 coupling graph of ``A``), give each component to the one channel whose input drives it or whose
@@ -27,35 +29,37 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
+import torch
 
 from ..systems.lds import LDS
 from ..systems.simulate import MODAL_FORCED_MAX_COND, modal_form
 
 
-def _pair_basis(n2: int) -> np.ndarray:
-    W = np.zeros((2 * n2, 2 * n2), dtype=np.complex128)
-    idx = np.arange(n2)
-    W[idx, 2 * idx] = 1
-    W[idx, 2 * idx + 1] = 1j
-    W[n2 + idx, 2 * idx] = 1
-    W[n2 + idx, 2 * idx + 1] = -1j
-    return W
+def interleave(z: torch.Tensor) -> torch.Tensor:
+    """Complex (..., N/2) -> real (..., N): ``(Re z_0, Im z_0, Re z_1, ...)``."""
+    return torch.view_as_real(z).flatten(-2)
 
 
-def real_realisation(A11, A12, b, c):
-    """Real ``(A_r (H, N, N), B_r (H, N), C_r (H, N))`` of the module docstring from the complex
-    blocks ``A11, A12`` (H, N/2, N/2) and ``b, c`` (H, N/2); ``A12 = None`` means zero."""
-    A11 = np.asarray(A11, dtype=np.complex128)
-    n2 = A11.shape[-1]
-    A12 = np.zeros_like(A11) if A12 is None else np.asarray(A12, dtype=np.complex128)
-    Af = np.block([[A11, A12], [A12.conj(), A11.conj()]])
-    W = _pair_basis(n2)
-    Ar = 0.5 * (W.conj().T @ Af @ W)
-    b = np.asarray(b, dtype=np.complex128)
-    c = np.asarray(c, dtype=np.complex128)
-    Br = np.stack([b.real, b.imag], axis=-1).reshape(*b.shape[:-1], 2 * n2)
-    Cr = np.stack([2 * c.real, -2 * c.imag], axis=-1).reshape(*c.shape[:-1], 2 * n2)
-    return Ar.real, Br, Cr
+def deinterleave(x: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`interleave`."""
+    return torch.view_as_complex(x.unflatten(-1, (-1, 2)).contiguous())
+
+
+def real_block_diag(a: torch.Tensor) -> torch.Tensor:
+    """The real (..., N, N) matrix with the 2x2 blocks ``[[Re a_n, -Im a_n], [Im a_n, Re a_n]]``
+    of the complex diagonal ``a`` (..., N/2) (differentiable)."""
+    zero = torch.zeros_like(a.real)
+    diag = interleave(torch.complex(a.real, a.real))
+    sup = torch.stack([-a.imag, zero], -1).flatten(-2)[..., :-1]
+    sub = torch.stack([a.imag, zero], -1).flatten(-2)[..., :-1]
+    return (torch.diag_embed(diag) + torch.diag_embed(sup, offset=1)
+            + torch.diag_embed(sub, offset=-1))
+
+
+def real_realisation(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
+    """Real ``(A_r, B_r, C_r)`` (..., N, N), (..., N), (..., N) of the diagonal complex system
+    ``(a, b, c)`` (..., N/2) with output ``2 Re(c z)`` (module docstring)."""
+    return real_block_diag(a), interleave(b), interleave(2 * c.conj())
 
 
 def assemble_lds(A, B, C, D, channel: int | None, dt: float | None) -> LDS:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._bridge import assemble_lds, real_realisation
+from ._bridge import assemble_lds
 from ._fftconv import causal_conv, compute_dtype
 from ._init import Seed, seeded
 from ._validation import (
@@ -54,7 +54,7 @@ class SSMBase(nn.Module):
 
     Subclasses register the parameters of ``A`` and ``B`` (their names, with ``log_dt``, are
     listed in ``ssm_parameter_names`` for :func:`ssm_parameter_groups`) and implement
-    ``kernel``, ``step``, ``_states``, ``_forward_with_state`` and ``_complex_blocks``.
+    ``kernel``, ``step``, ``_states``, ``_forward_with_state`` and ``_real_blocks``.
     """
 
     #: parameters that state-spaces/s4 trains with their own lr and no weight decay
@@ -256,18 +256,17 @@ class SSMBase(nn.Module):
             raise TypeError(f"{name}: continuous must be a bool, got {type(continuous).__name__}")
         rate = check_rate(rate, name)
         with torch.no_grad():
-            A11, A12, b, c = self._complex_blocks(continuous, rate)
-            d = self.D.detach().to("cpu", torch.float64).numpy()
+            Ar, Br, Cr = (to_numpy(t) for t in self._real_blocks(continuous, rate))
+            d = to_numpy(self.D.to(torch.float64))
         sl = slice(None) if channel is None else slice(channel, channel + 1)
-        A12 = None if A12 is None else A12[sl]
-        Ar, Br, Cr = real_realisation(A11[sl], A12, b[sl], c[sl])
         return assemble_lds(
-            Ar, Br, Cr, d[sl], None if channel is None else 0, None if continuous else 1.0
+            Ar[sl], Br[sl], Cr[sl], d[sl], None if channel is None else 0,
+            None if continuous else 1.0,
         )
 
-    def _complex_blocks(self, continuous: bool, rate: float):
-        """numpy complex128 ``(A11 (H, N/2, N/2), A12 or None, b (H, N/2), c (H, N/2))`` of the
-        continuous (times ``Δ rate``) or discrete system, in the coordinates ``[z; z̄]``."""
+    def _real_blocks(self, continuous: bool, rate: float):
+        """float64 ``(A (H, N, N), B (H, N), C (H, N))`` of the continuous (times ``Δ rate``)
+        or discrete system in the real interleaved coordinates of :mod:`._bridge`."""
         raise NotImplementedError
 
 

@@ -57,11 +57,12 @@ import math
 
 import torch
 
+from ._bridge import deinterleave, interleave, real_block_diag
 from ._fftconv import compute_dtype
 from ._hippo import legs_nplr
 from ._init import Seed
 from ._powers import linear_scan, power_kernel
-from ._ssm_base import COMPLEX, SSMBase, check_rate, to_numpy
+from ._ssm_base import SSMBase, check_rate
 from ._validation import check_step_input
 
 DPLR_INITS = ("legs",)
@@ -124,38 +125,40 @@ class DPLRSSM(SSMBase):
         return self._step_size(rd), self._A_diag(rd), P, B, self._C(rd)
 
     def dense_A(self, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-        """The full complex ``A = diag(Λ) - P P*``, (H, N, N), on the states ``[z; z̄]``."""
+        """The continuous ``A`` as a real (H, N, N) matrix in the interleaved coordinates
+        ``ξ = (Re z_0, Im z_0, ...)``: 2x2 blocks of ``Λ₊`` minus ``2 p_r p_rᵀ``,
+        ``p_r = (Re P_n, Im P_n)_n`` (the complex ``diag(Λ) - P P*`` on ``[z; z̄]``, made real:
+        :mod:`lds_toolkit.neural._bridge`)."""
         _, Lam, P, _, _ = self.continuous(dtype)
-        Pf = conj_extend(P)
-        return torch.diag_embed(conj_extend(Lam)) - Pf.unsqueeze(-1) * Pf.conj().unsqueeze(-2)
+        p = interleave(P)
+        return real_block_diag(Lam) - 2 * p.unsqueeze(-1) * p.unsqueeze(-2)
 
     def discrete(self, dtype: torch.dtype = torch.float32, *, rate: float = 1.0):
-        """Dense ``(Ā (H, N, N), B̄ (H, N), C (H, N))`` on the full states ``[z; z̄]``, complex
-        of ``dtype``'s precision, computed in float64 (module docstring: precision)."""
-        cd = COMPLEX[compute_dtype(dtype)]
-        dA, dB, C = self._discrete64(rate)
-        return dA.to(cd), dB.to(cd), C.to(cd)
+        """Dense real ``(Ā (H, N, N), B̄ (H, N), C (H, N))`` in the interleaved coordinates
+        (``y = C ξ + D u``), in ``dtype``'s precision, computed in float64 (module docstring)."""
+        rd = compute_dtype(dtype)
+        return tuple(t.to(rd) for t in self._discrete64(rate))
 
     def _discrete64(self, rate: float):
         dt, _, _, B, C = self.continuous(torch.float64)
         A = self.dense_A(torch.float64)
-        dt = (dt * rate).to(A.dtype)
-        Bf = conj_extend(B)
+        dt = dt * rate
+        Br = interleave(B)
         N = A.shape[-1]
         eye = torch.eye(N, dtype=A.dtype, device=A.device)
         if self.disc == "bilinear":
             M = eye - dt[:, None, None] / 2 * A
             dA = torch.linalg.solve(M, eye + dt[:, None, None] / 2 * A)
-            dB = torch.linalg.solve(M, (dt[:, None] * Bf).unsqueeze(-1)).squeeze(-1)
+            dB = torch.linalg.solve(M, (dt[:, None] * Br).unsqueeze(-1)).squeeze(-1)
         else:
             # exp([[ΔA, ΔB], [0, 0]]) = [[Ā, B̄], [0, 1]] (no inverse of A needed)
             H = A.shape[0]
             aug = torch.zeros(H, N + 1, N + 1, dtype=A.dtype, device=A.device)
             aug[:, :N, :N] = dt[:, None, None] * A
-            aug[:, :N, N] = dt[:, None] * Bf
+            aug[:, :N, N] = dt[:, None] * Br
             E = torch.linalg.matrix_exp(aug)
             dA, dB = E[:, :N, :N], E[:, :N, N]
-        return dA, dB, conj_extend(C)
+        return dA, dB, interleave(2 * C.conj())
 
     # --- kernel ------------------------------------------------------------------------------
     def kernel(self, length: int, dtype: torch.dtype = torch.float32, *, rate: float = 1.0):
@@ -163,13 +166,14 @@ class DPLRSSM(SSMBase):
         Woodbury + Cauchy, zoh by dense powers (module docstring)."""
         rd = compute_dtype(dtype)
         if self.disc == "zoh":
-            dA, dB, Cf = self._discrete64(rate)
-            return power_kernel(dA, dB, Cf, length).real.to(rd)
-        dA, _, Cf = self._discrete64(rate)
-        Ct = Cf - (Cf.unsqueeze(-2) @ torch.linalg.matrix_power(dA, length)).squeeze(-2)
-        dt, Lam, P, B, _ = self.continuous(dtype)
+            dA, dB, Cr = self._discrete64(rate)
+            return power_kernel(dA, dB, Cr, length).to(rd)
+        dA, _, Cr = self._discrete64(rate)
+        # C Ā^L on [z; z̄] from the real row C_r Ā_r^L: its first half is conj(.)/2 (_bridge)
+        row = (Cr.unsqueeze(-2) @ torch.linalg.matrix_power(dA, length)).squeeze(-2)
+        dt, Lam, P, B, C = self.continuous(dtype)
         dt = (dt * rate)[:, None]
-        Ct = Ct.to(COMPLEX[rd])
+        Ct = conj_extend(C - deinterleave(row).conj().to(C.dtype) / 2)
         Lf, Pf, Bf = conj_extend(Lam), conj_extend(P), conj_extend(B)
         j = torch.arange(length // 2 + 1, device=Lam.device, dtype=rd)
         omega = torch.polar(torch.ones_like(j), -2 * math.pi * j / length)  # (F,)
@@ -184,49 +188,49 @@ class DPLRSSM(SSMBase):
         return torch.fft.irfft(K_hat, n=length).to(rd)
 
     # --- chunked convolution mode and states -------------------------------------------------
-    def _states(self, u, x0, rate):
+    def _real_states(self, u, x0, rate):
+        """(B, H, L, N) real states ξ_k of the recursion, from ``u`` (B, L, H) in the compute
+        dtype and ``x0`` complex (B, H, N/2) or None."""
         dA, dB, _ = self.discrete(u.dtype, rate=rate)
         v = dB.unsqueeze(-2) * u.transpose(1, 2).unsqueeze(-1)  # (B, H, L, N)
-        x0 = None if x0 is None else conj_extend(x0)
-        xs = linear_scan(dA, v, x0, dense=True)  # (B, H, L, N)
-        return xs[..., : self.d_state // 2].transpose(1, 2)
+        x0 = None if x0 is None else interleave(x0)
+        return linear_scan(dA, v, x0, dense=True)
+
+    def _states(self, u, x0, rate):
+        return deinterleave(self._real_states(u, x0, rate)).transpose(1, 2)
 
     def _forward_with_state(self, u, state, return_state, rate):
-        """Chunked use: every state by :meth:`states` (O(B H N^2 L log L)), then
-        ``y_k = 2 Re(C₊ z_k) + D u_k``."""
+        """Chunked use: every state by the doubling scan (O(B H N^2 L log L)), then
+        ``y_k = C ξ_k + D u_k``."""
         rd = compute_dtype(u.dtype)
         if state is not None:
             state = self._check_state(state, u.shape[0], rd)
-        z = self._states(u.to(rd), state, rate)  # (B, L, H, N/2)
-        C = self._C(rd)
-        y = 2 * (z * C).sum(-1).real + self.D.to(rd) * u.to(rd)
+        xi = self._real_states(u.to(rd), state, rate)  # (B, H, L, N)
+        Cr = self.discrete(rd, rate=rate)[2]
+        y = (xi @ Cr.unsqueeze(-1)).squeeze(-1).transpose(1, 2) + self.D.to(rd) * u.to(rd)
         y = y.to(u.dtype)
-        return (y, z[:, -1]) if return_state else y
+        return (y, deinterleave(xi[:, :, -1])) if return_state else y
 
     # --- recurrent mode ----------------------------------------------------------------------
     def step(self, u_t: torch.Tensor, state: torch.Tensor, *, rate: float = 1.0):
-        """One recurrent step ``x_k = Ā x_{k-1} + B̄ u_k`` on ``x = [z; z̄]`` with the dense
-        ``Ā``; ``u_t`` (B, H), ``state`` = ``z_{k-1}`` (B, H, N/2) -> (``y_k`` (B, H), ``z_k``)."""
+        """One recurrent step ``ξ_k = Ā ξ_{k-1} + B̄ u_k``, ``y_k = C ξ_k + D u_k`` with the
+        dense real ``Ā`` (``ξ`` interleaves the real and imaginary parts of ``z``);
+        ``u_t`` (B, H), ``state`` = ``z_{k-1}`` (B, H, N/2) -> (``y_k`` (B, H), ``z_k``)."""
         name = type(self).__name__
         check_step_input(u_t, self.d_model, name, "u_t")
         rate = check_rate(rate, name)
         rd = compute_dtype(u_t.dtype)
         state = self._check_state(state, u_t.shape[0], rd)
-        dA, dB, Cf = self._step_matrices(u_t.dtype, rate)
-        n2 = self.d_state // 2
+        dA, dB, Cr = self._step_matrices(u_t.dtype, rate)
         u = u_t.to(rd)
-        x = (dA[:, :n2] @ conj_extend(state).unsqueeze(-1)).squeeze(-1) + dB[:, :n2] * u[..., None]
-        y = 2 * (Cf[:, :n2] * x).sum(-1).real + self.D.to(rd) * u
-        return y.to(u_t.dtype), x
+        xi = (dA @ interleave(state).unsqueeze(-1)).squeeze(-1) + dB * u[..., None]
+        y = (Cr * xi).sum(-1) + self.D.to(rd) * u
+        return y.to(u_t.dtype), deinterleave(xi)
 
     # --- LDS bridge ---------------------------------------------------------------------------
-    def _complex_blocks(self, continuous, rate):
-        n2 = self.d_state // 2
+    def _real_blocks(self, continuous, rate):
         if continuous:
             dt, _, _, B, C = self.continuous(torch.float64)
             A = (dt * rate)[:, None, None] * self.dense_A(torch.float64)
-            b = (dt * rate)[:, None] * B
-        else:
-            A, bf, Cf = self.discrete(torch.float64, rate=rate)
-            b, C = bf[:, :n2], Cf[:, :n2]
-        return to_numpy(A[:, :n2, :n2]), to_numpy(A[:, :n2, n2:]), to_numpy(b), to_numpy(C)
+            return A, (dt * rate)[:, None] * interleave(B), interleave(2 * C.conj())
+        return self._discrete64(rate)

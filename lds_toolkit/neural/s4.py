@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._bridge import diagonal_modes
+from ._bridge import diagonal_modes, real_realisation
 from ._cast import linear
 from ._fftconv import causal_conv, compute_dtype
 from ._hippo import legs_nplr
@@ -45,7 +45,6 @@ from ._ssm_base import (
     SSMBase,
     check_positive_finite,
     check_rate,
-    to_numpy,
 )
 from ._validation import (
     channels_last,
@@ -250,13 +249,13 @@ class DiagonalSSM(SSMBase):
         return y.to(u_t.dtype), x
 
     # --- LDS bridge ---------------------------------------------------------------------------
-    def _complex_blocks(self, continuous, rate):
+    def _real_blocks(self, continuous, rate):
         if continuous:
             dt, A, B, C = self.continuous(torch.float64)
             a, b = (dt * rate)[:, None] * A, (dt * rate)[:, None] * B
         else:
             a, b, C, _ = self.discrete(torch.float64, rate=rate)
-        return to_numpy(torch.diag_embed(a)), None, to_numpy(b), to_numpy(C)
+        return real_realisation(a, b, C)
 
     @classmethod
     def from_lds(
