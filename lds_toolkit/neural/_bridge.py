@@ -1,4 +1,4 @@
-"""Layer <-> LDS bridge (numpy side): real realisations of complex SSM modes and their inverse.
+"""Layer <-> LDS bridge: real realisations of complex SSM modes, and their inverse.
 
 **Real coordinates.** A layer channel stores ``N/2`` complex state entries ``z``; the real system
 it stands for has the ``N`` states ``x̃ = [z; z̄]``, evolving as ``x̃' = A_f x̃ + b_f u``,

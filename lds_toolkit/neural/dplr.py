@@ -33,9 +33,9 @@ This form has no division by ``1 + ω`` (state-spaces/s4 writes ``2/(1+ω)``, si
 ``ω = -1``). ``K̄`` is the inverse real FFT of the ``L/2 + 1`` values. Cost per channel:
 O(N L) for the Cauchy sums (memory O(N L), as state-spaces/s4's pure-torch Cauchy),
 O(L log L) for the FFT, and O(N^3 log L) for ``C Ā^L`` (repeated squaring of the dense
-``N x N`` matrix ``Ā``). state-spaces/s4 avoids the last term by learning ``C̃`` itself for one
-fixed length; here ``C`` is the parameter, so the kernel of every length, the recurrent mode and
-:meth:`to_lds` use the same system.
+real ``N x N`` matrix ``Ā``, see below). state-spaces/s4 avoids the last term by learning ``C̃``
+itself for one fixed length; here ``C`` is the parameter, so the kernel of every length, the
+recurrent mode and :meth:`to_lds` use the same system.
 
 **Kernel, zoh:** ``exp(Δ A)`` has no diagonal-plus-low-rank structure, so ``K̄_l = C Ā^l B̄`` is
 computed from the dense ``Ā`` (``torch.linalg.matrix_exp``) by doubling
@@ -46,9 +46,17 @@ per channel, but sensitive: ``‖Δ P P*‖`` reaches ``Δ N^2/2``, and float32 
 was measured 3e-5 off) are computed in float64 and cast to the input's precision; the O(N L)
 Cauchy sums and the FFT run in the input's precision.
 
-**Recurrent mode and states** use the dense ``N x N`` complex ``Ā`` (O(N^2) per step); the
-stored state is ``z`` (the first ``N/2`` entries of ``x = [z; z̄]``), ``y_k = 2 Re(C₊ z_k) + D u_k``,
-as for the diagonal layer.
+**Real arithmetic for the dense parts.** In the coordinates ``ξ = (Re z_0, Im z_0, Re z_1, ...)``
+of :mod:`lds_toolkit.neural._bridge`, ``A`` is the real matrix of the 2x2 blocks
+``[[Re λ, -Im λ], [Im λ, Re λ]]`` minus ``2 p_r p_rᵀ`` with ``p_r = (Re P_n, Im P_n)_n`` (still
+diagonal plus rank one), ``B_r = (Re B_n, Im B_n)_n``, ``C_r = (2 Re C_n, -2 Im C_n)_n``. The
+discretisation, ``C Ā^L``, the zoh kernel, the recurrent mode and :meth:`to_lds` use these real
+``N x N`` matrices (a quarter of the work of complex ones).
+
+**Recurrent mode and states**: ``ξ_k = Ā ξ_{k-1} + B̄ u_k``, ``y_k = C_r ξ_k + D u_k`` with the
+dense ``Ā`` (O(N^2) per step), evaluated in float64 with the state stored in the input's
+precision (as the diagonal layer's step); the stored state is the complex ``z`` (B, H, N/2) with
+``ξ = (Re z, Im z)`` interleaved, as for the diagonal layer (``y_k = 2 Re(C z_k) + D u_k``).
 """
 
 from __future__ import annotations
@@ -189,15 +197,16 @@ class DPLRSSM(SSMBase):
 
     # --- chunked convolution mode and states -------------------------------------------------
     def _real_states(self, u, x0, rate):
-        """(B, H, L, N) real states ξ_k of the recursion, from ``u`` (B, L, H) in the compute
-        dtype and ``x0`` complex (B, H, N/2) or None."""
-        dA, dB, _ = self.discrete(u.dtype, rate=rate)
-        v = dB.unsqueeze(-2) * u.transpose(1, 2).unsqueeze(-1)  # (B, H, L, N)
-        x0 = None if x0 is None else interleave(x0)
+        """(B, H, L, N) real float64 states ξ_k of the recursion, from ``u`` (B, L, H) and
+        ``x0`` complex (B, H, N/2) or None (computed in float64, as ``step``)."""
+        dA, dB, _ = self._discrete64(rate)
+        v = dB.unsqueeze(-2) * u.to(torch.float64).transpose(1, 2).unsqueeze(-1)  # (B,H,L,N)
+        x0 = None if x0 is None else interleave(x0.to(torch.complex128))
         return linear_scan(dA, v, x0, dense=True)
 
     def _states(self, u, x0, rate):
-        return deinterleave(self._real_states(u, x0, rate)).transpose(1, 2)
+        xi = self._real_states(u, x0, rate).to(u.dtype)
+        return deinterleave(xi).transpose(1, 2)
 
     def _forward_with_state(self, u, state, return_state, rate):
         """Chunked use: every state by the doubling scan (O(B H N^2 L log L)), then
@@ -205,11 +214,11 @@ class DPLRSSM(SSMBase):
         rd = compute_dtype(u.dtype)
         if state is not None:
             state = self._check_state(state, u.shape[0], rd)
-        xi = self._real_states(u.to(rd), state, rate)  # (B, H, L, N)
-        Cr = self.discrete(rd, rate=rate)[2]
-        y = (xi @ Cr.unsqueeze(-1)).squeeze(-1).transpose(1, 2) + self.D.to(rd) * u.to(rd)
-        y = y.to(u.dtype)
-        return (y, deinterleave(xi[:, :, -1])) if return_state else y
+        xi = self._real_states(u, state, rate)  # (B, H, L, N) float64
+        Cr = self._discrete64(rate)[2]
+        y = (xi @ Cr.unsqueeze(-1)).squeeze(-1).transpose(1, 2)
+        y = (y + self.D.to(torch.float64) * u.to(torch.float64)).to(u.dtype)
+        return (y, deinterleave(xi[:, :, -1].to(rd))) if return_state else y
 
     # --- recurrent mode ----------------------------------------------------------------------
     def step(self, u_t: torch.Tensor, state: torch.Tensor, *, rate: float = 1.0):
@@ -221,11 +230,12 @@ class DPLRSSM(SSMBase):
         rate = check_rate(rate, name)
         rd = compute_dtype(u_t.dtype)
         state = self._check_state(state, u_t.shape[0], rd)
-        dA, dB, Cr = self._step_matrices(u_t.dtype, rate)
-        u = u_t.to(rd)
-        xi = (dA @ interleave(state).unsqueeze(-1)).squeeze(-1) + dB * u[..., None]
-        y = (Cr * xi).sum(-1) + self.D.to(rd) * u
-        return y.to(u_t.dtype), deinterleave(xi)
+        dA, dB, Cr = self._step_matrices(torch.float64, rate)
+        u = u_t.to(torch.float64)
+        xi = (dA @ interleave(state.to(torch.complex128)).unsqueeze(-1)).squeeze(-1)
+        xi = xi + dB * u[..., None]
+        y = (Cr * xi).sum(-1) + self.D.to(torch.float64) * u
+        return y.to(u_t.dtype), deinterleave(xi.to(rd))
 
     # --- LDS bridge ---------------------------------------------------------------------------
     def _real_blocks(self, continuous, rate):
