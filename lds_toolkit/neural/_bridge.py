@@ -31,7 +31,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import torch
 
-from ..systems.lds import LDS
+from ..systems.lds import LDS, as_lds
 from ..systems.simulate import MODAL_FORCED_MAX_COND, modal_form
 
 
@@ -83,9 +83,19 @@ def assemble_lds(A, B, C, D, channel: int | None, dt: float | None) -> LDS:
 # ----------------------------------------------------------------------------- inverse
 
 
+def _is_system(obj) -> bool:
+    try:
+        as_lds(obj)
+    except TypeError:
+        return False
+    return True
+
+
 def _channel_systems(system, owner: str):
-    """``(systems, H)``: a list of (A, B, C, D) SISO-or-MIMO pieces and the channel count."""
-    if isinstance(system, LDS):
+    """``(systems, H)``: a list of (A, B, C, D) SISO-or-MIMO pieces and the channel count.
+    Each system may be an LDS or a ``control.StateSpace``."""
+    if _is_system(system):
+        system = as_lds(system)
         if system.n_inputs != system.n_outputs:
             raise ValueError(
                 f"{owner}: system must have as many inputs as outputs (one per channel), got "
@@ -93,21 +103,25 @@ def _channel_systems(system, owner: str):
             )
         return [system], system.n_inputs
     if isinstance(system, Sequence) and not isinstance(system, str) and len(system) > 0:
+        pieces = []
         for i, s in enumerate(system):
-            if not isinstance(s, LDS):
-                raise TypeError(f"{owner}: system[{i}] must be an LDS, got {type(s).__name__}")
+            if not _is_system(s):
+                raise TypeError(f"{owner}: system[{i}] must be an LDS or a control.StateSpace, "
+                                f"got {type(s).__name__}")
+            s = as_lds(s)
             if (s.n_inputs, s.n_outputs) != (1, 1):
                 raise ValueError(
                     f"{owner}: system[{i}] must be single-input single-output (one channel), "
                     f"got {s.n_inputs} inputs and {s.n_outputs} outputs"
                 )
-        kinds = {s.is_discrete for s in system}
+            pieces.append(s)
+        kinds = {s.is_discrete for s in pieces}
         if len(kinds) > 1:
             raise ValueError(f"{owner}: the systems must be all discrete or all continuous")
-        return list(system), len(system)
+        return pieces, len(pieces)
     raise TypeError(
-        f"{owner}: system must be an LDS or a non-empty sequence of single-channel LDS, "
-        f"got {type(system).__name__}"
+        f"{owner}: system must be an LDS (or control.StateSpace) or a non-empty sequence of "
+        f"single-channel ones, got {type(system).__name__}"
     )
 
 

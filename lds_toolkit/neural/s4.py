@@ -276,7 +276,7 @@ class DiagonalSSM(SSMBase):
 
         Parameters
         ----------
-        system : LDS or sequence of LDS
+        system : LDS or sequence of LDS (``control.StateSpace`` accepted for either)
             A diagonalisable :class:`lds_toolkit.systems.LDS` with one input and output per
             channel, realised so that each channel is separate (``A`` block-diagonal up to a
             permutation, each block driven by one input and read by the same output, ``D``

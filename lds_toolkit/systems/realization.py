@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float_array, check_int
-from .lds import LDS
+from .lds import LDS, as_lds
 
 
 def _as_markov(h) -> np.ndarray:
@@ -99,8 +99,7 @@ def impulse_fit_error(system: LDS, h) -> float:
     """Relative error ``‖ĥ - h‖_F / ‖h‖_F`` of ``system``'s impulse response (standard
     convention, :meth:`LDS.impulse_response`) against ``h`` (T, d_out, d_in) over all T taps."""
     h = _as_markov(h)
-    if not isinstance(system, LDS):
-        raise TypeError(f"system must be an LDS, got {type(system).__name__}")
+    system = as_lds(system)
     if (system.n_outputs, system.n_inputs) != h.shape[1:]:
         raise ValueError(f"system has {system.n_outputs} outputs and {system.n_inputs} inputs, "
                          f"h has shape {h.shape}")

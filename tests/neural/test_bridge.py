@@ -283,3 +283,14 @@ def test_era_recovers_an_lds_exactly():
                                np.sort_complex(sys.eigenvalues()), atol=1e-10)
     with pytest.raises(ValueError, match="numerical rank"):
         era(h, 6)
+
+
+def test_from_lds_takes_a_control_statespace():
+    control = pytest.importorskip("control")
+    sys = random_stable_lds(3, rng=np.random.default_rng(5))
+    ss = control.ss(sys.A, sys.B, sys.C, sys.D, 1.0)
+    a, b = DiagonalSSM.from_lds(sys), DiagonalSSM.from_lds(ss)
+    torch.testing.assert_close(a.kernel(50, torch.float64), b.kernel(50, torch.float64),
+                               rtol=0, atol=0)
+    c = DiagonalSSM.from_lds([ss, sys])
+    assert c.d_model == 2
