@@ -181,24 +181,7 @@ class lambda_step:
         return self.layer.step(x_t, state, rate=self.rate)
 
 
-# --- conv == step, causality, gradients -------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [{"mode": "dplr"}, {"mode": "dplr", "disc": "zoh"}, {"init": "legs"},
-     {"init": "legs", "disc": "zoh"}],
-    ids=["dplr-bilinear", "dplr-zoh", "s4d-legs-bilinear", "s4d-legs-zoh"],
-)
-@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-10), (torch.float32, 1e-4)])
-def test_conv_mode_equals_step_mode_at_1024(kwargs, dtype, tol):
-    layer = S4(8, seed=7, **kwargs).to(dtype)
-    x = torch.randn(2, 1024, 8, generator=torch.Generator().manual_seed(0)).to(dtype)
-    with torch.no_grad():
-        y_conv = layer(x)
-        y_step, _ = run_steps(layer, x)
-    assert y_conv.abs().max() > 0.1
-    np.testing.assert_allclose(y_step.numpy(), y_conv.numpy(), rtol=0, atol=tol)
+# --- causality, gradients (conv == step: test_s4.py) ---------------------------------------
 
 
 @pytest.mark.parametrize("kwargs", [{"mode": "dplr"}, {"init": "legs"}], ids=["dplr", "legs"])
@@ -223,19 +206,6 @@ def test_gradcheck_dplr_and_legs(kwargs):
     x = torch.randn(2, 12, 3, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(layer, (x,), eps=1e-6, atol=1e-6, rtol=1e-5)
     assert_parameter_gradcheck(layer, x, atol=1e-6, rtol=1e-5)
-
-
-def test_chunks_with_state_equal_full_forward_dplr():
-    layer = S4(5, d_state=8, mode="dplr", seed=8).double()
-    x = torch.randn(3, 90, 5, dtype=torch.float64)
-    with torch.no_grad():
-        y_full = layer(x)
-        y1, s1 = layer(x[:, :37], return_state=True)
-        y2, s2 = layer(x[:, 37:70], s1, return_state=True)
-        y3 = layer(x[:, 70:], s2)
-        _, s_step = run_steps(layer, x[:, :70])
-    torch.testing.assert_close(torch.cat([y1, y2, y3], 1), y_full, rtol=0, atol=1e-10)
-    torch.testing.assert_close(s2, s_step, rtol=0, atol=1e-10)
 
 
 def test_dplr_real_part_is_negative_definite_so_stable():
