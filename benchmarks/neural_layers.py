@@ -59,6 +59,7 @@ from _harness import reset_peak_rss, status_mb  # noqa: E402
 # name -> (description, constructor source); each constructor is called as f(d_model, L)
 LAYERS = {
     "s4": "S4 (S4D, N=64, bilinear)",
+    "s4-dplr": "S4 (DPLR HiPPO-LegS, N=64, bilinear)",
     "s4plus": "S4+ (SMR tau=4)",
     "s4plusplus": "S4++ (causal, 1 head)",
     "stu-tensordot": "STU tensordot (k=24, ±)",
@@ -90,6 +91,8 @@ def build(name: str, d_model: int, L: int):
 
     if name == "s4":
         return neural.S4(d_model, seed=0), ""
+    if name == "s4-dplr":
+        return neural.S4(d_model, mode="dplr", seed=0), ""
     if name == "s4plus":
         return neural.S4Plus(d_model, seed=0), ""
     if name == "s4plusplus":

@@ -6,6 +6,9 @@ Every curve is computed by lds_toolkit.neural with fixed seeds (nothing is drawn
 
 * s4_kernel.png        S4D kernels K̄_l of eq. 6 at initialisation (S4D-Lin / S4D-Inv,
                         bilinear / ZOH) and the eigenvalues Ā on the unit disc.
+* s4_legs.png          S4 with HiPPO-LegS (DPLR) against S4D-LegS (its diagonal part, B/2) at
+                        initialisation with the same C and step: kernels, the spectra of Δ A,
+                        and the DPLR kernel's distance to dense powers of the LegS matrix.
 * s4plus_smr.png       State Memory Replay (eq. 15) on the sin(5 pi t) input of the paper's
                         Sec. 2.3: the factor sigma(K_tau * lpad(u)) and the adjusted input.
 * s4plusplus_attention.png  S4++ attention matrices (eq. 23) at initialisation, causal and
@@ -77,6 +80,57 @@ def s4_kernel() -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(OUT / "s4_kernel.png", dpi=120)
+    plt.close(fig)
+
+
+def s4_legs() -> None:
+    from lds_toolkit.neural._hippo import legs_matrices, legs_nplr
+
+    L, N, dt = 400, 64, 0.05
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # the LegS initialisation without float32 rounding
+    try:
+        dplr = S4(1, N, mode="dplr", dt_min=dt, dt_max=dt, seed=0)
+        diag = S4(1, N, init="legs", dt_min=dt, dt_max=dt, seed=0)
+    finally:
+        torch.set_default_dtype(old)
+    with torch.no_grad():
+        diag.ssm.C.copy_(dplr.ssm.C)  # the same read-out in the same (NPLR) basis
+        K_dplr = dplr.kernel(L, torch.float64)[0].numpy()
+        K_diag = diag.kernel(L, torch.float64)[0].numpy()
+    # the dense route: powers of the bilinear discretisation of the LegS matrix itself
+    A, B = legs_matrices(N)
+    nplr = legs_nplr(N)
+    V = np.concatenate([nplr.V, nplr.V.conj()], axis=1)
+    C = torch.view_as_complex(dplr.ssm.C.detach())[0].numpy()
+    c = (np.concatenate([C, C.conj()]) @ V.conj().T).real
+    M = np.eye(N) - dt / 2 * A
+    Ab, x = np.linalg.solve(M, np.eye(N) + dt / 2 * A), np.linalg.solve(M, dt * B)
+    dense = np.empty(L)
+    for l in range(L):
+        dense[l] = c @ x
+        x = Ab @ x
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    axes[0].plot(K_diag[:150], color="tab:orange", lw=1.5, label="S4D-LegS (diagonal part, B/2)")
+    axes[0].plot(K_dplr[:150], "k", lw=0.8, label="S4 (DPLR HiPPO-LegS)")
+    axes[0].set_title(f"kernels, N={N}, dt={dt}, same C")
+    axes[0].set_xlabel("lag l")
+    axes[0].legend(fontsize=7)
+    ev_dplr = np.linalg.eigvals(dplr.to_lds(0, continuous=True).A)
+    ev_diag = np.linalg.eigvals(diag.to_lds(0, continuous=True).A)
+    exact = -dt * np.arange(1, N + 1)
+    axes[1].plot(exact, 0 * exact, "k|", ms=8, label="LegS, exact: -dt (1..N)")
+    axes[1].plot(ev_dplr.real, ev_dplr.imag, "o", ms=2.5,
+                 label="DPLR, eigvals (cond(V) ~ 1e14: inexact)")
+    axes[1].plot(ev_diag.real, ev_diag.imag, "x", ms=3, label="S4D-LegS: dt (-1/2 ± i w_n)")
+    axes[1].set_xscale("symlog", linthresh=0.1)
+    axes[1].set_title("eigenvalues of dt A (to_lds(continuous=True))")
+    axes[1].legend(fontsize=7)
+    axes[2].semilogy(np.abs(K_dplr - dense) + 1e-18, lw=1)
+    axes[2].set_title("|Woodbury/Cauchy kernel - dense LegS powers|")
+    axes[2].set_xlabel("lag l (float64; the test pins <= 1e-8)")
+    fig.tight_layout()
+    fig.savefig(OUT / "s4_legs.png", dpi=120)
     plt.close(fig)
 
 
@@ -159,6 +213,7 @@ def stu_filters() -> None:
 def main() -> None:
     torch.set_num_threads(1)
     s4_kernel()
+    s4_legs()
     s4plus_smr()
     s4plusplus_attention()
     stu_filters()

@@ -15,12 +15,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
     ) from exc
 
 from . import tasks
+from ._ssm_base import ssm_parameter_groups
 from .blocks import LAYER_REGISTRY, MLP, Block, SelfAttention, SequenceModel, resolve_layer
+from .dplr import DPLRSSM
 from .focus import Focus
 from .las import LaSAttention
 from .s4 import S4, DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
-from .stu import STU
+from .stu import STU, LDSFit
 from .training import (
     TrainConfig,
     TrainingDivergedError,
@@ -38,6 +40,9 @@ __all__ = [
     "Focus",
     "LaSAttention",
     "DiagonalSSM",
+    "DPLRSSM",
+    "LDSFit",
+    "ssm_parameter_groups",
     "StateMemoryReplay",
     "Block",
     "MLP",

@@ -84,6 +84,25 @@ def check_sequence(x, d_model: int, owner: str, name: str = "x") -> None:
         raise ValueError(f"{owner}: {name} must have length >= 1, got shape {tuple(x.shape)}")
 
 
+def channels_last(x, d_model: int, owner: str, name: str = "x") -> torch.Tensor:
+    """Check a channels-first sequence (batch, d_model, length) and return it as
+    (batch, length, d_model) (the ``transposed=True`` layout of S4-style layers)."""
+    if isinstance(x, torch.Tensor) and x.ndim == 3 and x.shape[1] != d_model:
+        raise ValueError(
+            f"{owner}: {name} must have shape (batch, d_model={d_model}, length) "
+            f"(transposed=True), got shape {tuple(x.shape)}"
+        )
+    if isinstance(x, torch.Tensor) and x.ndim != 3:
+        raise ValueError(
+            f"{owner}: {name} must have shape (batch, d_model={d_model}, length) "
+            f"(transposed=True), got shape {tuple(x.shape)} with {x.ndim} dimensions"
+        )
+    if isinstance(x, torch.Tensor):
+        x = x.transpose(1, 2)
+    check_sequence(x, d_model, owner, name)
+    return x
+
+
 def check_matches_parameters(x: torch.Tensor, layer: torch.nn.Module, owner: str) -> None:
     """For layers built from torch modules that need it (Focus, LaS): ``x`` must share the
     parameters' dtype and device, as ``nn.Linear`` requires."""

@@ -10,7 +10,9 @@ computed from the last ``tau`` inputs::
 padding". We follow eq. 15 (``smr_pad="replicate"``, default) and offer ``smr_pad="zeros"``.
 Both keep the layer causal.
 
-S4+ = SMR followed by the S4D layer (:class:`lds_toolkit.neural.S4`).
+S4+ = SMR followed by the S4 layer (:class:`lds_toolkit.neural.S4`, any variant: S4D-Lin/Inv/LegS
+with ``mode="diag"`` or the DPLR HiPPO-LegS S4 with ``mode="dplr"``). S4++ takes the same SSM
+options.
 
 S4++ (eqs. 18-28), with ``U`` the layer input (L, d) and ``U_S4+ = K̄ * U_adj + D ⊙ U_adj``::
 
@@ -58,7 +60,7 @@ from ._validation import (
     check_sequence,
     check_step_input,
 )
-from .s4 import S4, DiagonalSSM
+from .s4 import S4, make_ssm
 
 SMR_PADS = ("replicate", "zeros")
 
@@ -130,21 +132,25 @@ class S4PlusState(NamedTuple):
 
 
 class S4Plus(S4):
-    """S4+ (S4++ paper Sec. 3.1, eq. 15): S4D layer whose input passes State Memory Replay.
+    """S4+ (S4++ paper Sec. 3.1, eq. 15): S4 layer whose input passes State Memory Replay.
 
     ``x_k = Ā x_{k-1} + B̄ u_k σ(K_τ * lpad(u))_k``, then ``y = W_out(act(C x + D u_adj))``
     exactly as :class:`~lds_toolkit.neural.S4` on the adjusted input ``u_adj``.
 
     Parameters
     ----------
-    d_model, d_state, init, disc, dt_min, dt_max, activation, output_linear, dropout, seed :
-        as :class:`~lds_toolkit.neural.S4`.
+    d_model, d_state, mode, init, disc, real_transform, dt_min, dt_max, activation,
+    output_linear, dropout, transposed, seed :
+        as :class:`~lds_toolkit.neural.S4` (every SSM variant: ``mode="diag"`` with
+        ``init="lin"|"inv"|"legs"``, or ``mode="dplr"``).
     tau : SMR kernel width (default 4; the paper gives no value).
     smr_depthwise : depthwise SMR convolution (default) or full channel mixing.
     smr_pad : ``"replicate"`` (eq. 15, default) or ``"zeros"``.
 
     Causal; ``step``/``initial_state`` give the recurrent mode (state: :class:`S4PlusState`),
-    and ``forward(x, state, return_state=True)`` chains chunks.
+    and ``forward(x, state, return_state=True)`` chains chunks; ``rate``, ``states``,
+    ``to_lds`` and ``from_lds`` as :class:`~lds_toolkit.neural.S4` (``to_lds`` describes the SSM
+    after the SMR pre-filter; ``from_lds`` sets the SSM and leaves SMR at its initialisation).
     """
 
     def __init__(
@@ -164,30 +170,48 @@ class S4Plus(S4):
         tau, depthwise, pad = self._smr_args
         self.smr = StateMemoryReplay(d_model, tau, depthwise=depthwise, pad=pad)
 
-    def forward(self, x: torch.Tensor, state: S4PlusState | None = None, return_state=False):
-        name = type(self).__name__
-        check_sequence(x, self.d_model, name)
-        check_same_device(self, x, name)
+    def forward(
+        self, x: torch.Tensor, state: S4PlusState | None = None, return_state=False, *, rate=1.0
+    ):
+        x = self._input(x)
         history = None if state is None else state.history
         u_adj = self.smr(x, history)
         if state is None and not return_state:
-            return self._post(self.ssm(u_adj))
-        y, ssm_state = self.ssm(u_adj, None if state is None else state.ssm, return_state=True)
-        y = self._post(y)
+            return self._output(self._post(self.ssm(u_adj, rate=rate)))
+        y, ssm_state = self.ssm(
+            u_adj, None if state is None else state.ssm, return_state=True, rate=rate
+        )
+        y = self._output(self._post(y))
         if not return_state:
             return y
         return y, S4PlusState(ssm_state, self.smr.next_history(x, history))
+
+    def states(self, x: torch.Tensor, state: S4PlusState | None = None, *, rate: float = 1.0):
+        """Every SSM state after SMR: ``ssm.states(smr(x))``, complex (batch, length,
+        d_model, d_state/2)."""
+        x = self._input(x)
+        history = None if state is None else state.history
+        return self.ssm.states(self.smr(x, history), None if state is None else state.ssm,
+                               rate=rate)
+
+    def to_lds(self, channel: int | None = None, *, continuous: bool = False, rate: float = 1.0):
+        """The SSM part as an :class:`lds_toolkit.systems.LDS` (see :meth:`S4.to_lds`): the map
+        from the *adjusted* input ``u_adj = smr(x)`` to ``K̄ * u_adj + D u_adj``. SMR is a
+        nonlinear (input-dependent) pre-filter ``u_adj_k = x_k σ(b + Σ_j w_j x_{k-τ+1+j})``
+        and is not part of the system; the layer's SSM output is
+        ``simulate(layer.to_lds(), layer.smr(x), output="s4")``."""
+        return super().to_lds(channel, continuous=continuous, rate=rate)
 
     def initial_state(self, batch: int, dtype: torch.dtype | None = None, device=None):
         """Zero SSM state and no SMR history (the first step pads as ``smr_pad`` says)."""
         return S4PlusState(self.ssm.initial_state(batch, dtype, device), None)
 
-    def step(self, x_t: torch.Tensor, state: S4PlusState):
+    def step(self, x_t: torch.Tensor, state: S4PlusState, *, rate: float = 1.0):
         check_step_input(x_t, self.d_model, type(self).__name__)
         if not isinstance(state, S4PlusState):
             raise TypeError("S4Plus: state must be an S4PlusState from initial_state(batch)")
         u_adj, history = self.smr.step(x_t, state.history)
-        y, ssm_state = self.ssm.step(u_adj, state.ssm)
+        y, ssm_state = self.ssm.step(u_adj, state.ssm, rate=rate)
         return self._post(y), S4PlusState(ssm_state, history)
 
 
@@ -258,7 +282,8 @@ class S4PlusPlus(nn.Module):
     Parameters
     ----------
     d_model : channels d; input and output (batch, length, d_model).
-    d_state, init, disc, dt_min, dt_max : SSM options as :class:`~lds_toolkit.neural.S4`.
+    d_state, mode, init, disc, real_transform, dt_min, dt_max : SSM options as
+        :class:`~lds_toolkit.neural.S4` (``mode="dplr"``: the DPLR HiPPO-LegS SSM).
     d_qk : query/key width q (default d_model).
     d_v : value width v (default d_model).
     n_heads : attention heads (default 1, as the paper); must divide d_qk and d_v.
@@ -287,8 +312,10 @@ class S4PlusPlus(nn.Module):
         rel_pos_buckets: int = 32,
         rel_pos_max_distance: int = 128,
         attn_block: int = 1024,
-        init: str = "lin",
+        mode: str = "diag",
+        init: str | None = None,
         disc: str = "bilinear",
+        real_transform: str = "exp",
         dt_min: float = 1e-3,
         dt_max: float = 1e-1,
         seed: Seed = None,
@@ -308,7 +335,10 @@ class S4PlusPlus(nn.Module):
         d, q, v = self.d_model, self.d_qk, self.d_v
         with seeded(seed, name):
             self.smr = StateMemoryReplay(d, tau, depthwise=smr_depthwise, pad=smr_pad)
-            self.ssm = DiagonalSSM(d, d_state, init=init, disc=disc, dt_min=dt_min, dt_max=dt_max)
+            self.ssm = make_ssm(
+                d, d_state, mode=mode, init=init, disc=disc, real_transform=real_transform,
+                dt_min=dt_min, dt_max=dt_max, owner=name,
+            )
             self.q_proj = nn.Linear(d, q)  # eq. 20, from U
             self.k_proj = nn.Linear(d, q)  # eq. 21, from U_S4+
             self.v_proj = nn.Linear(d, v)  # eq. 22, from U
@@ -376,11 +406,11 @@ class S4PlusPlus(nn.Module):
         return psi * H + (1 - psi) * x  # eq. 28
 
     # --- modes -------------------------------------------------------------------------------
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *, rate: float = 1.0) -> torch.Tensor:
         name = type(self).__name__
         check_sequence(x, self.d_model, name)
         check_same_device(self, x, name)
-        s4 = self.ssm(self.smr(x))  # eqs. 18-19
+        s4 = self.ssm(self.smr(x), rate=rate)  # eqs. 18-19
         Q = F.silu(linear(self.q_proj, x))  # eq. 20
         K = F.silu(linear(self.k_proj, s4))  # eq. 21
         V = F.silu(linear(self.v_proj, x))  # eq. 22
@@ -399,7 +429,7 @@ class S4PlusPlus(nn.Module):
         empty_v = torch.zeros(batch, h, 0, self.d_v // h, dtype=dtype, device=device)
         return S4PlusPlusState(self.ssm.initial_state(batch, dtype, device), None, empty_k, empty_v)
 
-    def step(self, x_t: torch.Tensor, state: S4PlusPlusState):
+    def step(self, x_t: torch.Tensor, state: S4PlusPlusState, *, rate: float = 1.0):
         """One step with key/value caches: O(t) work at step t."""
         name = type(self).__name__
         if not self.causal:
@@ -408,7 +438,7 @@ class S4PlusPlus(nn.Module):
         if not isinstance(state, S4PlusPlusState):
             raise TypeError(f"{name}: state must be an S4PlusPlusState from initial_state(batch)")
         u_adj, history = self.smr.step(x_t, state.history)
-        s4, ssm_state = self.ssm.step(u_adj, state.ssm)
+        s4, ssm_state = self.ssm.step(u_adj, state.ssm, rate=rate)
         dt = x_t.dtype
         q = self._heads(F.silu(linear(self.q_proj, x_t)).unsqueeze(1))
         k = self._heads(F.silu(linear(self.k_proj, s4)).unsqueeze(1))

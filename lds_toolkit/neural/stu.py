@@ -38,6 +38,7 @@ filters act (zero history), never filters recomputed for length L.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from typing import NamedTuple
@@ -90,6 +91,23 @@ def ar_impulse_response(a: torch.Tensor, length: int) -> torch.Tensor:
         Cm = P[-1] @ C  # C^m, m = P.shape[0]
         P = torch.cat([P, Cm @ P], dim=0)
     return P[:length, :, 0, 0]
+
+
+class LDSFit(NamedTuple):
+    """Result of :meth:`STU.fit_lds`.
+
+    ``system``: the fitted discrete LDS (standard convention ``y_t = C x_t + D u_t``,
+    ``x_{t+1} = A x_t + B u_t``, ``D = h_0``); ``impulse``: the layer's exact response
+    (T, d_out, d_in) it is compared with; ``fitted``: the system's response over the same taps;
+    ``rel_error``: ``‖fitted - impulse‖_F / ‖impulse‖_F``; ``hankel_singular_values``: all of
+    them (those beyond the order were discarded).
+    """
+
+    system: object
+    impulse: np.ndarray
+    fitted: np.ndarray
+    rel_error: float
+    hankel_singular_values: np.ndarray
 
 
 class STUState(NamedTuple):
@@ -258,6 +276,67 @@ class STU(nn.Module):
             z = causal_conv(z.transpose(1, 2), h.t()).transpose(1, 2)
             check_finite(z, "output", name, 1)
         return z.to(x.dtype)
+
+    # --- the layer as (an approximation by) a linear dynamical system ------------------------
+    @torch.no_grad()
+    def impulse_response(self, length: int | None = None) -> np.ndarray:
+        """The layer's exact impulse response ``h[t, o, i]`` (float64 numpy, (length, d, d)):
+        output ``o`` at time ``t`` for a unit impulse on input ``i`` at time 0, so that
+        ``y_t = sum_{j<=t} h[j] u_{t-j}`` (``h[j]`` as a (d_out, d_in) matrix). Computed by
+        running ``forward`` in float64 on the d impulses: exact (to round-off) because the layer
+        is linear and time-invariant over its filter length; default ``length = seq_len``.
+
+        STU is not one LDS: its filters span the responses of a whole class of systems.
+        ``h`` has finite support (``seq_len + lag`` taps, longer with ``k_y``); see
+        :meth:`fit_lds` for an LDS approximation.
+        """
+        name = type(self).__name__
+        length = self.seq_len if length is None else check_int(length, "length", name)
+        if length > self.seq_len:
+            raise ValueError(f"{name}: length must be <= seq_len={self.seq_len}, got {length}")
+        layer = copy.deepcopy(self).double().cpu()
+        d = self.d_model
+        x = torch.zeros(d, length, d, dtype=torch.float64)
+        x[torch.arange(d), 0, torch.arange(d)] = 1.0
+        y = layer(x)  # (d_in, length, d_out)
+        return y.permute(1, 2, 0).numpy()
+
+    def fit_lds(self, order: int, *, length: int | None = None,
+                pair: tuple[int, int] | None = None) -> LDSFit:
+        """Fit a discrete LDS of state dimension ``order`` to the layer's impulse response.
+
+        Ho-Kalman / ERA (:func:`lds_toolkit.systems.era`) on the first ``length`` taps
+        (default ``min(seq_len, 256)``), compared with the exact response over all ``seq_len``
+        taps. The impulse response is exact; the LDS is a fit (exact only when the response is
+        that of an LDS of at most ``order`` states, which STU's generally is not).
+
+        Parameters
+        ----------
+        order : state dimension of the fit.
+        length : taps used by the fit (the Hankel matrix has ``(length-1)//2`` block rows).
+        pair : ``(output, input)`` to fit one single-input single-output response; default
+            the full ``d x d`` system.
+        """
+        from lds_toolkit.systems.realization import era
+
+        name = type(self).__name__
+        length = min(self.seq_len, 256) if length is None else check_int(length, "length", name)
+        h = self.impulse_response()
+        if pair is not None:
+            try:
+                o, i = (int(v) for v in pair)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name}: pair must be (output, input) ints, got {pair!r}") from exc
+            if not (0 <= o < self.d_model and 0 <= i < self.d_model):
+                raise ValueError(f"{name}: pair entries must be in [0, {self.d_model - 1}], "
+                                 f"got {pair!r}")
+            h = h[:, o : o + 1, i : i + 1]
+        if length > h.shape[0]:
+            raise ValueError(f"{name}: length must be <= seq_len={self.seq_len}, got {length}")
+        system, sv = era(h[:length], order)
+        fitted = system.impulse_response(h.shape[0])
+        err = float(np.linalg.norm(fitted - h) / np.linalg.norm(h))
+        return LDSFit(system, h, fitted, err, sv)
 
     def initial_state(self, batch: int, dtype=None, device=None) -> STUState:
         """Zero history: the last ``seq_len + lag`` inputs and ``k_y`` outputs all zero."""

@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 
 from .._repr import compact_repr
 from .._validation import check_int
+from ._ssm_base import ssm_parameter_groups
 from .tasks import IGNORE_INDEX, SequenceTask
 
 SCHEDULES = ("constant", "cosine")
@@ -52,6 +53,9 @@ ON_DIVERGENCE = ("stop", "raise")
 #: Fields of :class:`TrainConfig` that may change between a run and its resumption.
 _RESUMABLE_FIELDS = ("steps", "progress", "checkpoint_every", "eval_every", "eval_batch_size",
                      "target_accuracy", "threads", "device", "on_divergence")
+#: Fields left out of the fingerprint while None, so checkpoints written before they existed
+#: still resume.
+_OPTIONAL_FIELDS = ("ssm_lr", "ssm_weight_decay")
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,12 @@ class TrainConfig:
         Peak learning rate.
     weight_decay : float
         AdamW's decoupled weight decay.
+    ssm_lr : float or None
+        Peak learning rate of the SSM parameters (``log_dt``, ``A``, ``B``, ``P`` of every S4
+        SSM in the model, :func:`~lds_toolkit.neural.ssm_parameter_groups`); None: ``lr``.
+        The schedule scales it like ``lr``.
+    ssm_weight_decay : float or None
+        Weight decay of the SSM parameters (state-spaces/s4 uses 0); None: ``weight_decay``.
     betas : (float, float)
         AdamW's β₁, β₂.
     warmup : int
@@ -110,6 +120,8 @@ class TrainConfig:
     batch_size: int = 32
     lr: float = 1e-3
     weight_decay: float = 0.0
+    ssm_lr: float | None = None
+    ssm_weight_decay: float | None = None
     betas: tuple[float, float] = (0.9, 0.999)
     warmup: int = 0
     schedule: str = "constant"
@@ -143,6 +155,13 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.lr must be a finite number > 0, got {self.lr!r}")
         if not self.weight_decay >= 0:
             raise ValueError(f"TrainConfig.weight_decay must be >= 0, got {self.weight_decay!r}")
+        if self.ssm_lr is not None and not (isinstance(self.ssm_lr, int | float)
+                                            and self.ssm_lr > 0 and math.isfinite(self.ssm_lr)):
+            raise ValueError(f"TrainConfig.ssm_lr must be a finite number > 0 or None, "
+                             f"got {self.ssm_lr!r}")
+        if self.ssm_weight_decay is not None and not self.ssm_weight_decay >= 0:
+            raise ValueError(f"TrainConfig.ssm_weight_decay must be >= 0 or None, "
+                             f"got {self.ssm_weight_decay!r}")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
             raise ValueError(f"TrainConfig.betas must be two numbers in [0, 1), got {self.betas!r}")
         if self.schedule not in SCHEDULES:
@@ -166,7 +185,8 @@ class TrainConfig:
     def fingerprint(self) -> str:
         """Hash of the fields that define the training trajectory (checked on resume)."""
         d = {k: v for k, v in asdict(self).items()
-             if k not in _RESUMABLE_FIELDS + ("checkpoint", "resume")}
+             if k not in _RESUMABLE_FIELDS + ("checkpoint", "resume")
+             and not (k in _OPTIONAL_FIELDS and v is None)}
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -260,6 +280,21 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(old)
+
+
+def _param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
+    """One group (``lr``, ``weight_decay``), or with ``ssm_lr``/``ssm_weight_decay`` set the
+    groups of :func:`ssm_parameter_groups`; each records its peak lr as ``"base_lr"``."""
+    if cfg.ssm_lr is None and cfg.ssm_weight_decay is None:
+        groups = [{"params": list(model.parameters()), "lr": cfg.lr,
+                   "weight_decay": cfg.weight_decay}]
+    else:
+        wd = cfg.weight_decay if cfg.ssm_weight_decay is None else cfg.ssm_weight_decay
+        groups = ssm_parameter_groups(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                      ssm_lr=cfg.ssm_lr, ssm_weight_decay=wd)
+    for g in groups:
+        g["base_lr"] = g["lr"]
+    return groups
 
 
 def _param_dtype(model: nn.Module) -> torch.dtype:
@@ -494,7 +529,7 @@ def _train(model, data, cfg, eval_data, callback, device, started):
     model.train()
     tens = as_tensors(data, dtype=_param_dtype(model),
                       device=device if device.type == "cuda" else "cpu")
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=tuple(cfg.betas),
+    opt = torch.optim.AdamW(_param_groups(model, cfg), lr=cfg.lr, betas=tuple(cfg.betas),
                             weight_decay=cfg.weight_decay)
     keys = ("step", "loss", "accuracy", "grad_norm", "lr")
     history: dict[str, list] = {k: [] for k in keys}
@@ -529,9 +564,11 @@ def _train(model, data, cfg, eval_data, callback, device, started):
             idx = torch.as_tensor(batch_indices(len(data), cfg.batch_size, cfg.seed, step))
             x, y = tens.inputs[idx].to(device), tens.targets[idx].to(device)
             m, em = tens.mask[idx].to(device), tens.eval_mask[idx].to(device)
-            lr = cfg.lr * lr_factor(step, cfg)
+            factor = lr_factor(step, cfg)
+            lr = cfg.lr * factor
             for group in opt.param_groups:
-                group["lr"] = lr
+                # checkpoints from before parameter groups have no "base_lr": one group at lr
+                group["lr"] = group.get("base_lr", cfg.lr) * factor
             out = model(x)
             if not checked:
                 _check_model_output(out, data, _Tensors(x, y, m, em))

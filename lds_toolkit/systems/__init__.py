@@ -6,6 +6,7 @@ from .continuous import simulate_continuous
 from .discretize import discretize, s4_bilinear, zoh_matrices
 from .lds import LDS, as_lds
 from .random import draw_eigenvalues, random_lds, random_stable_lds
+from .realization import era, hankel_matrix, impulse_fit_error
 from .regions import EigenvalueRegions, Interval, eigenvalue_regions
 from .simulate import (
     OUTPUT_CONVENTIONS,
@@ -29,6 +30,9 @@ __all__ = [
     "draw_eigenvalues",
     "eigenvalue_map",
     "eigenvalue_regions",
+    "era",
+    "hankel_matrix",
+    "impulse_fit_error",
     "memory_length",
     "modal_form",
     "random_lds",

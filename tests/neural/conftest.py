@@ -47,7 +47,14 @@ class LayerCase:
 LAYERS: list[LayerCase] = [
     LayerCase("s4", lambda d: neural.S4(d, d_state=8, seed=0)),
     LayerCase("s4-zoh-inv", lambda d: neural.S4(d, d_state=8, disc="zoh", init="inv", seed=1)),
+    LayerCase("s4d-legs", lambda d: neural.S4(d, d_state=8, init="legs", seed=10)),
+    LayerCase(
+        "s4d-free-real", lambda d: neural.S4(d, d_state=8, real_transform="none", seed=11)
+    ),
+    LayerCase("s4-dplr", lambda d: neural.S4(d, d_state=8, mode="dplr", seed=12)),
+    LayerCase("s4-dplr-zoh", lambda d: neural.S4(d, d_state=6, mode="dplr", disc="zoh", seed=13)),
     LayerCase("s4plus", lambda d: neural.S4Plus(d, d_state=8, tau=3, seed=2)),
+    LayerCase("s4plus-dplr", lambda d: neural.S4Plus(d, d_state=6, mode="dplr", tau=3, seed=14)),
     # attn_block=3 exercises the blocked (checkpointed) attention path even at tiny lengths
     LayerCase(
         "s4plusplus",
@@ -100,6 +107,17 @@ def run_steps(layer, x):
         y_t, state = layer.step(x[:, t], state)
         ys.append(y_t)
     return torch.stack(ys, 1), state
+
+
+def run_step_states(layer, x, state=None, **kwargs):
+    """Like :func:`run_steps` for an SSM kernel, but returns every state ``x_k`` stacked along
+    the length axis (batch, length, ...)."""
+    state = layer.initial_state(x.shape[0], dtype=x.dtype) if state is None else state
+    states = []
+    for t in range(x.shape[1]):
+        _, state = layer.step(x[:, t], state, **kwargs)
+        states.append(state)
+    return torch.stack(states, 1)
 
 
 def assert_parameter_gradcheck(layer, x, **tol):

@@ -89,10 +89,21 @@ def test_forward_is_kernel_convolution_plus_skip():
             np.testing.assert_allclose(y[b, :, h], ref, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("disc", ["bilinear", "zoh"])
+SSM_VARIANTS = {  # every SSM of S4 (S4D-Lin/LegS, the DPLR HiPPO-LegS S4), both discretisations
+    "s4d-lin": {},
+    "s4d-lin-zoh": {"disc": "zoh"},
+    "s4d-legs": {"init": "legs"},
+    "s4d-legs-zoh": {"init": "legs", "disc": "zoh"},
+    "dplr": {"mode": "dplr"},
+    "dplr-zoh": {"mode": "dplr", "disc": "zoh"},
+}
+
+
+@pytest.mark.parametrize("kwargs", SSM_VARIANTS.values(), ids=SSM_VARIANTS.keys())
 @pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-10), (torch.float32, 1e-4)])
-def test_conv_mode_equals_step_mode(disc, dtype, tol):
-    layer = S4(8, disc=disc, seed=7).to(dtype)
+def test_conv_mode_equals_step_mode(kwargs, dtype, tol):
+    """At L = 1024 with N = 64 (S4D-LegS has Im A up to ~1300: float32 phases matter)."""
+    layer = S4(8, seed=7, **kwargs).to(dtype)
     x = torch.randn(2, 1024, 8, generator=torch.Generator().manual_seed(0)).to(dtype)
     with torch.no_grad():
         y_conv = layer(x)
@@ -101,8 +112,9 @@ def test_conv_mode_equals_step_mode(disc, dtype, tol):
     np.testing.assert_allclose(y_step.numpy(), y_conv.numpy(), rtol=0, atol=tol)
 
 
-def test_chunked_forward_with_state_equals_full_forward():
-    layer = S4(6, d_state=16, seed=8).double()
+@pytest.mark.parametrize("mode", ["diag", "dplr"])
+def test_chunked_forward_with_state_equals_full_forward(mode):
+    layer = S4(6, d_state=16, mode=mode, seed=8).double()
     x = torch.randn(3, 300, 6, dtype=torch.float64)
     with torch.no_grad():
         y_full = layer(x)
@@ -174,7 +186,11 @@ def test_layer_options():
         ({"d_state": 0}, ValueError, "d_state"),
         ({"dt_min": 0.2, "dt_max": 0.1}, ValueError, "dt_min"),
         ({"dt_min": -1.0}, ValueError, "dt_min"),
-        ({"init": "legs"}, ValueError, "init"),
+        ({"init": "fourier"}, ValueError, "init"),
+        ({"mode": "dplr", "init": "lin"}, ValueError, "init"),
+        ({"mode": "nplr"}, ValueError, "mode"),
+        ({"real_transform": "softplus"}, ValueError, "real_transform"),
+        ({"transposed": 1}, TypeError, "transposed"),
         ({"disc": "euler"}, ValueError, "disc"),
         ({"activation": "swish"}, ValueError, "activation"),
         ({"seed": 1.5}, TypeError, "seed"),

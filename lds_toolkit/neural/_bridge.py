@@ -1,0 +1,214 @@
+"""Layer <-> LDS bridge: real realisations of complex SSM modes, and their inverse.
+
+**Real coordinates.** A layer channel stores ``N/2`` complex state entries ``z``; the real system
+it stands for has the ``N`` states ``x̃ = [z; z̄]``, evolving as ``x̃' = A_f x̃ + b_f u``,
+``y = c_f x̃ + d u`` with conjugate-symmetric ``A_f = [[A11, A12], [Ā12, Ā11]]``,
+``b_f = [b; b̄]``, ``c_f = [c, c̄]``. In the real coordinates ``ξ`` interleaving
+``(Re z_n, Im z_n)``, ``x̃ = W ξ`` with ``W[n, 2n] = 1, W[n, 2n+1] = i,
+W[N/2+n, 2n] = 1, W[N/2+n, 2n+1] = -i`` (``W* W = 2 I``)::
+
+    A_r = ½ W* A_f W,   B_r = ½ W* b_f = (Re b_n, Im b_n)_n,   C_r = c_f W = (2 Re c_n, -2 Im c_n)_n
+
+all real. A diagonal ``A_f = diag(λ, λ̄)`` gives the 2x2 blocks ``[[Re λ, -Im λ], [Im λ, Re λ]]``;
+the DPLR ``A_f = diag(λ, λ̄) - [p; p̄][p; p̄]*`` gives those blocks minus ``2 p_r p_rᵀ`` with
+``p_r = ½ W* [p; p̄] = (Re p_n, Im p_n)_n`` — again diagonal plus rank one, now real.
+
+**Inverse** (:func:`diagonal_modes`): split an LDS into its connected components (the state
+coupling graph of ``A``), give each component to the one channel whose input drives it or whose
+output reads it, and diagonalise each component (``lds_toolkit.systems.modal_form``). A complex
+pair ``λ, λ̄`` becomes one stored mode ``(λ, b̃, c̃)``; a real eigenvalue becomes one stored mode
+with ``c̃/2`` (so that ``2 Re(c z)`` gives ``c̃ z`` back); modes with ``b̃ = 0`` or ``c̃ = 0``
+(exactly) do not reach the output and are dropped. Discrete eigenvalues are mapped back to
+continuous ones by inverting the layer's discretisation at step ``Δ``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
+import torch
+
+from ..systems.lds import LDS, as_lds
+from ..systems.simulate import MODAL_FORCED_MAX_COND, modal_form
+
+
+def interleave(z: torch.Tensor) -> torch.Tensor:
+    """Complex (..., N/2) -> real (..., N): ``(Re z_0, Im z_0, Re z_1, ...)``."""
+    return torch.view_as_real(z).flatten(-2)
+
+
+def deinterleave(x: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`interleave`."""
+    return torch.view_as_complex(x.unflatten(-1, (-1, 2)).contiguous())
+
+
+def real_block_diag(a: torch.Tensor) -> torch.Tensor:
+    """The real (..., N, N) matrix with the 2x2 blocks ``[[Re a_n, -Im a_n], [Im a_n, Re a_n]]``
+    of the complex diagonal ``a`` (..., N/2) (differentiable)."""
+    zero = torch.zeros_like(a.real)
+    diag = interleave(torch.complex(a.real, a.real))
+    sup = torch.stack([-a.imag, zero], -1).flatten(-2)[..., :-1]
+    sub = torch.stack([a.imag, zero], -1).flatten(-2)[..., :-1]
+    return (torch.diag_embed(diag) + torch.diag_embed(sup, offset=1)
+            + torch.diag_embed(sub, offset=-1))
+
+
+def real_realisation(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
+    """Real ``(A_r, B_r, C_r)`` (..., N, N), (..., N), (..., N) of the diagonal complex system
+    ``(a, b, c)`` (..., N/2) with output ``2 Re(c z)`` (module docstring)."""
+    return real_block_diag(a), interleave(b), interleave(2 * c.conj())
+
+
+def assemble_lds(A, B, C, D, channel: int | None, dt: float | None) -> LDS:
+    """One channel's SISO :class:`LDS`, or (``channel=None``) the block-diagonal system with
+    ``H`` inputs and outputs, from per-channel real ``A (H, N, N), B (H, N), C (H, N), D (H,)``."""
+    if channel is not None:
+        h = channel
+        return LDS(A[h], B[h][:, None], C[h][None, :], [[D[h]]], dt=dt)
+    H, N = B.shape
+    Ab = np.zeros((H * N, H * N))
+    Bb = np.zeros((H * N, H))
+    Cb = np.zeros((H, H * N))
+    for h in range(H):
+        sl = slice(h * N, (h + 1) * N)
+        Ab[sl, sl] = A[h]
+        Bb[sl, h] = B[h]
+        Cb[h, sl] = C[h]
+    return LDS(Ab, Bb, Cb, np.diag(D), dt=dt)
+
+
+# ----------------------------------------------------------------------------- inverse
+
+
+def _is_system(obj) -> bool:
+    try:
+        as_lds(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _channel_systems(system, owner: str):
+    """``(systems, H)``: a list of (A, B, C, D) SISO-or-MIMO pieces and the channel count.
+    Each system may be an LDS or a ``control.StateSpace``."""
+    if _is_system(system):
+        system = as_lds(system)
+        if system.n_inputs != system.n_outputs:
+            raise ValueError(
+                f"{owner}: system must have as many inputs as outputs (one per channel), got "
+                f"{system.n_inputs} inputs and {system.n_outputs} outputs"
+            )
+        return [system], system.n_inputs
+    if isinstance(system, Sequence) and not isinstance(system, str) and len(system) > 0:
+        pieces = []
+        for i, s in enumerate(system):
+            if not _is_system(s):
+                raise TypeError(f"{owner}: system[{i}] must be an LDS or a control.StateSpace, "
+                                f"got {type(s).__name__}")
+            s = as_lds(s)
+            if (s.n_inputs, s.n_outputs) != (1, 1):
+                raise ValueError(
+                    f"{owner}: system[{i}] must be single-input single-output (one channel), "
+                    f"got {s.n_inputs} inputs and {s.n_outputs} outputs"
+                )
+            pieces.append(s)
+        kinds = {s.is_discrete for s in pieces}
+        if len(kinds) > 1:
+            raise ValueError(f"{owner}: the systems must be all discrete or all continuous")
+        return pieces, len(pieces)
+    raise TypeError(
+        f"{owner}: system must be an LDS (or control.StateSpace) or a non-empty sequence of "
+        f"single-channel ones, got {type(system).__name__}"
+    )
+
+
+def _continuous_modes(lam_d: np.ndarray, b_d: np.ndarray, disc: str, dt: float, owner: str):
+    """Invert the discretisation per mode: ``(λ, b)`` with ``disc(Δλ) = λ_d``, ``b̄(λ, b) = b_d``."""
+    if disc == "bilinear":
+        if np.any(np.abs(lam_d + 1) == 0):
+            raise ValueError(
+                f"{owner}: a discrete eigenvalue -1 has no continuous counterpart under the "
+                "bilinear map (λ = (2/Δ)(λ_d - 1)/(λ_d + 1))"
+            )
+        lam = (2 / dt) * (lam_d - 1) / (lam_d + 1)
+        return lam, 2 * b_d / (dt * (lam_d + 1))  # b̄ = Δ b / (1 - Δλ/2), 1 - Δλ/2 = 2/(λ_d+1)
+    if np.any(lam_d == 0):
+        raise ValueError(
+            f"{owner}: a discrete eigenvalue 0 has no continuous counterpart under ZOH "
+            "(λ = log(λ_d)/Δ)"
+        )
+    z = np.log(lam_d.astype(np.complex128))  # principal branch: exp(z) = λ_d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.where(z == 0, 1.0, np.expm1(z) / np.where(z == 0, 1.0, z))
+    return z / dt, b_d / (dt * phi)  # b̄ = Δ φ(Δλ) b, φ(z) = (e^z - 1)/z
+
+
+def diagonal_modes(system, *, disc: str, dt: float, owner: str):
+    """Per-channel modes of a diagonalisable LDS (module docstring).
+
+    Returns ``(lam, b, c, d)``: lists over the ``H`` channels of complex arrays (continuous
+    eigenvalues in the layer's time unit, i.e. for step ``Δ = dt``, input and output weights of
+    each stored mode) and the feed-through ``d (H,)``.
+    """
+    pieces, H = _channel_systems(system, owner)
+    lam = [[] for _ in range(H)]
+    bs = [[] for _ in range(H)]
+    cs = [[] for _ in range(H)]
+    d = np.zeros(H)
+    offset = 0
+    for piece in pieces:
+        A, B, C, D = piece.A, piece.B, piece.C, piece.D
+        chans = np.arange(offset, offset + B.shape[1])
+        off_diag = D - np.diag(np.diag(D))
+        if np.any(off_diag != 0):
+            raise ValueError(f"{owner}: D must be diagonal (each channel's output sees only its "
+                             "own input)")
+        d[chans] = np.diag(D)
+        n_comp, labels = scipy.sparse.csgraph.connected_components(
+            scipy.sparse.csr_matrix(A != 0), directed=True, connection="weak"
+        )
+        for k in range(n_comp):
+            idx = np.flatnonzero(labels == k)
+            ins = np.flatnonzero(np.any(B[idx] != 0, axis=0))
+            outs = np.flatnonzero(np.any(C[:, idx] != 0, axis=1))
+            touched = np.union1d(ins, outs)
+            if touched.size == 0:
+                continue  # neither driven nor read: no effect on any output
+            if touched.size > 1:
+                raise ValueError(
+                    f"{owner}: states {idx.tolist()[:6]} couple channels {touched.tolist()}; a "
+                    "diagonal SSM layer needs a realisation whose A is block-diagonal with each "
+                    "block driven by one input and read by the same output (as to_lds() gives)"
+                )
+            h = int(touched[0])
+            mf = modal_form(A[np.ix_(idx, idx)])
+            if not mf.cond <= MODAL_FORCED_MAX_COND:
+                raise ValueError(
+                    f"{owner}: the state matrix of channel {int(chans[h])} is not (numerically) "
+                    f"diagonalisable: eigenvector condition number {mf.cond:.3g} > "
+                    f"{MODAL_FORCED_MAX_COND:g}"
+                )
+            lam_k = np.asarray(mf.lam, dtype=np.complex128)
+            bt = mf.Vinv @ B[idx, h]
+            ct = C[h, idx] @ mf.V
+            keep = (lam_k.imag >= 0) & (bt != 0) & (ct != 0)
+            real = lam_k.imag == 0
+            if np.count_nonzero(lam_k.imag > 0) != np.count_nonzero(lam_k.imag < 0):
+                raise ValueError(f"{owner}: complex eigenvalues must come in conjugate pairs")
+            ct = np.where(real, ct / 2, ct)
+            lam[int(chans[h])].extend(lam_k[keep])
+            bs[int(chans[h])].extend(np.asarray(bt, dtype=np.complex128)[keep])
+            cs[int(chans[h])].extend(np.asarray(ct, dtype=np.complex128)[keep])
+        offset += B.shape[1]
+    discrete = pieces[0].is_discrete
+    out_lam, out_b = [], []
+    for h in range(H):
+        lh, bh = np.asarray(lam[h], dtype=np.complex128), np.asarray(bs[h], dtype=np.complex128)
+        if discrete and lh.size:
+            lh, bh = _continuous_modes(lh, bh, disc, dt, owner)
+        out_lam.append(lh)
+        out_b.append(bh)
+    return out_lam, out_b, [np.asarray(c, dtype=np.complex128) for c in cs], d
