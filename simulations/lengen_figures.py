@@ -13,8 +13,12 @@ NAMES = ("lengen-regions", "lengen-region-a", "lengen-region-b", "lengen-alg2")
 def describe(res):
     for q, e in res.summary.get("per_q", {}).items():
         if "final_loss" in e:
-            print(f"  q = {q:>5}: final loss {e['final_loss']:.3e}, best in hindsight "
-                  f"{e['hindsight_final_loss']:.3e}, asym. regret {e['asymmetric_regret']:.3g}")
+            ratio = e.get("final_loss_ratio_to_full", float("nan"))
+            print(f"  q = {q:>5}: final loss {e['final_loss']:.3e} ({ratio:.3g}x full), best "
+                  f"in hindsight {e['hindsight_final_loss']:.3e}, asym. regret "
+                  f"{e['asymmetric_regret']:.3g}")
+    if "step_sizes" in res.summary and "per_q" in res.summary:
+        print(f"  step sizes per seed: {res.summary['step_sizes']}")
 
 
 if __name__ == "__main__":
