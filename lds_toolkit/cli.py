@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         timings.append((name, time.perf_counter() - t0))
         print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded, "
               f"{timings[-1][1]:.1f} s -> {res.outdir}", flush=True)
+        for line in get_experiment(name).headline(res.summary):
+            print(f"  {line}", flush=True)
     if len(timings) > 1:
         print(f"total: {sum(t for _, t in timings):.1f} s for {len(timings)} experiments")
     return 0

@@ -82,6 +82,21 @@ class Experiment(ABC):
         """Entries computed from others, after overrides (default: none). Return the config."""
         return config
 
+    def headline(self, summary: dict[str, Any]) -> list[str]:
+        """A few lines the command line prints after a run: by default each declared claim
+        with its number and verdict (see :mod:`lds_toolkit.experiments.claims`)."""
+        from .claims import evaluate_claim, format_value
+
+        lines = []
+        for claim in self.claims:
+            res = evaluate_claim(claim, summary)
+            if res.verdict == "not run":
+                continue
+            expected = "" if res.expected else f", not expected at {res.scale}"
+            lines.append(f"{claim.where} [{claim.id}]: {format_value(res.value)} "
+                         f"{claim.describe_test()} -> {res.verdict}{expected}")
+        return lines
+
     def tasks(self, config: dict[str, Any]) -> list[dict[str, Any]]:
         """Default: one task per seed."""
         return [{"seed_index": i} for i in range(config["seeds"])]

@@ -135,3 +135,16 @@ def test_regret_scaling_summary(quick_runs):
 def test_paper_scale_claims(experiment_run, name):
     res = experiment_run(name, "paper", jobs=2)
     assert assert_claims(name, res.summary, "paper") >= 1
+
+
+def test_cli_prints_the_ratios_per_q(quick_runs, capsys):
+    from lds_toolkit.cli import main as cli_main
+
+    res = quick_runs["lengen-region-a"]
+    assert cli_main(["reproduce", "lengen-region-a", "--quick", "--out",
+                     str(res.outdir.parent), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "0 task(s) computed, 3 loaded" in out  # the stored run, not a new one
+    ratios = res.summary["ratio_to_full_by_q"]
+    assert f"final loss / full context: T^0.5: {ratios[0]:.3g}," in out
+    assert "Fig. 2 [short-fails]" in out and "-> holds" in out

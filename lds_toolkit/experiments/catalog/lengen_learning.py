@@ -47,6 +47,16 @@ class _LengenLearning(Experiment):
         summary["algorithm"] = config["algorithm"]
         return summary, arrays
 
+    def headline(self, summary):
+        ratios = ", ".join(f"T^{q}: {e['final_loss_ratio_to_full']:.3g}"
+                           for q, e in summary["per_q"].items()
+                           if "final_loss_ratio_to_full" in e)
+        steps = sorted({f"{s} {lr:.3g}" for s, lr in summary["step_sizes"]})
+        return [f"final loss / full context: {ratios}",
+                f"step sizes (validation, full context): {', '.join(steps)}"
+                + ("" if summary["step_sizes_interior"] else " (NOT interior)")
+                ] + super().headline(summary)
+
     def plot(self, config, summary, arrays, outdir):
         return plot_learning(config, summary, arrays, outdir, name=self.name.replace("-", "_"),
                              title=f"Algorithm {self.algorithm}, Region {self.region}")
