@@ -233,6 +233,9 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
             out["alg1_step_size"] = [s1, lr1]
     below_floor = sorted({str(w.message).split(":")[0] for w in caught
                           if issubclass(w.category, FilterPrecisionWarning)})
+    for w in caught:  # everything else is passed on, not swallowed
+        if not issubclass(w.category, FilterPrecisionWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     trivial = LastValue()
     trivial.fit_predict(u, y)
     out.update({
