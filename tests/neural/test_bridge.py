@@ -108,6 +108,10 @@ def test_s4plus_ssm_part_is_the_lds_after_the_smr_prefilter():
     built = S4Plus.from_lds(sys, tau=layer.smr.tau)
     torch.testing.assert_close(built.kernel(100, torch.float64),
                                layer.kernel(100, torch.float64), rtol=0, atol=1e-10)
+    # and its continuous system, discretised by the layer's method, is the discrete one
+    back = _layer_method(layer, layer.to_lds(continuous=True))
+    for name in "ABCD":
+        np.testing.assert_allclose(getattr(back, name), getattr(sys, name), rtol=0, atol=1e-12)
 
 
 def test_dplr_continuous_spectrum_is_the_legs_spectrum():
