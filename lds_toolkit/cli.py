@@ -1,9 +1,19 @@
-"""``lds-toolkit`` command line: list and reproduce registered experiments."""
+"""``lds-toolkit`` command line: list and reproduce registered experiments.
+
+Exit status: 0 success; 1 a run that could not proceed (its output directory is locked by
+another run, the Dask scheduler does not answer); 2 a bad argument, reported in one line
+before any task runs; 128 + N when stopped by signal N (SIGINT: 130, SIGTERM: 143), after the
+local worker processes were shut down. Finished tasks are stored in every case, so the same
+command resumes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
 
 from .experiments.base import SCALES
@@ -37,28 +47,25 @@ def run_script(names, describe=None, argv: list[str] | None = None,
     its config as JSON) and wall time. Returns the :class:`RunResult` objects."""
     import json
 
-    from .experiments import reproduce
-
     names = [names] if isinstance(names, str) else list(names)
     parser = argparse.ArgumentParser(description=description)
     add_run_arguments(parser)
     args = parser.parse_args(argv)
     scale, overrides = _checked_run_options(parser, args, names)
     results = []
-    for name in names:
-        t0 = time.perf_counter()
-        res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
-                        overrides=overrides, out=args.out, jobs=args.jobs,
-                        scheduler=args.scheduler, progress=not args.no_progress,
-                        fresh=args.fresh)
+
+    def report(name, res, seconds):
         if describe is not None:
             describe(res)
         else:
             summary = {k: v for k, v in res.summary.items() if k != "config"}
             print(json.dumps(summary, indent=1))
-        print(f"{name}: {time.perf_counter() - t0:.1f} s; figures: "
-              f"{', '.join(str(p) for p in res.figures)}")
+        print(f"{name}: {seconds:.1f} s; figures: {', '.join(str(p) for p in res.figures)}")
         results.append(res)
+
+    code = _run_experiments(names, args, scale, overrides, report)
+    if code:
+        sys.exit(code)
     return results
 
 
@@ -66,8 +73,10 @@ def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[
     """Scale and overrides of a run, every experiment's config built once up front so that a
     bad option ends the command (exit 2, one line) before any task runs."""
     from .experiments import get_experiment
+    from .experiments.outputs import check_output_dir
     from .experiments.overrides import parse_assignments
     from .experiments.runner import build_config, resolve_scale
+    from .experiments.sweep import check_jobs
 
     try:
         scale = resolve_scale(args.scale, args.quick)
@@ -75,9 +84,64 @@ def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[
         for name in names:
             build_config(get_experiment(name), scale=scale, seeds=args.seeds, seed=args.seed,
                          overrides=overrides)
+        check_jobs(args.jobs)
+        check_output_dir(args.out, "--out")
     except (ValueError, TypeError) as exc:
         parser.exit(2, f"error: {exc}\n")
     return scale, overrides
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process receives SIGTERM (like SIGINT's
+    KeyboardInterrupt), so that ``finally`` blocks shut the worker pool down."""
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """While active, SIGTERM raises :class:`Terminated` in the main thread; a second SIGTERM
+    during the clean-up ends the process at once (the workers' watchdogs then end them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_experiments(names, args, scale, overrides, report) -> int:
+    """Reproduce each of ``names``, calling ``report(name, result, seconds)``; the exit
+    status (see the module docstring)."""
+    from .experiments import reproduce
+    from .experiments.outputs import OutputLockedError
+
+    try:
+        with _signals_interrupt():
+            for name in names:
+                t0 = time.perf_counter()
+                res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
+                                overrides=overrides, out=args.out, jobs=args.jobs,
+                                scheduler=args.scheduler, progress=not args.no_progress,
+                                fresh=args.fresh)
+                report(name, res, time.perf_counter() - t0)
+    except KeyboardInterrupt as exc:
+        signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+        print(f"interrupted by {signal.Signals(signum).name}; finished tasks are stored, the "
+              "same command resumes", file=sys.stderr, flush=True)
+        return 128 + int(signum)
+    except (OutputLockedError, ConnectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a bad --out found while running (e.g. a file named NAME)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _report(args) -> int:
@@ -117,12 +181,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from .experiments import (
-        get_experiment,
-        list_experiments,
-        reproduce,
-        unavailable_experiments,
-    )
+    from .experiments import get_experiment, list_experiments, unavailable_experiments
 
     if args.command == "list":
         for name, exp in list_experiments().items():
@@ -149,21 +208,21 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code)
     timings = []
-    for name in names:
-        t0 = time.perf_counter()
-        res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
-                        overrides=overrides, out=args.out, jobs=args.jobs,
-                        scheduler=args.scheduler, progress=not args.no_progress,
-                        fresh=args.fresh)
+
+    def report(name, res, seconds):
         s = res.stats
-        timings.append((name, time.perf_counter() - t0))
-        print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded, "
-              f"{timings[-1][1]:.1f} s -> {res.outdir}", flush=True)
+        timings.append(seconds)
+        rejected = (f", {s.n_rejected} stored result(s) failed their checks and were "
+                    "recomputed" if s.n_rejected else "")
+        print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded{rejected}, "
+              f"{seconds:.1f} s -> {res.outdir}", flush=True)
         for line in get_experiment(name).headline(res.summary):
             print(f"  {line}", flush=True)
-    if len(timings) > 1:
-        print(f"total: {sum(t for _, t in timings):.1f} s for {len(timings)} experiments")
-    return 0
+
+    code = _run_experiments(names, args, scale, overrides, report)
+    if not code and len(timings) > 1:
+        print(f"total: {sum(timings):.1f} s for {len(timings)} experiments")
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

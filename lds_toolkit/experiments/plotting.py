@@ -11,6 +11,8 @@ matplotlib.use("Agg")  # experiments run headless (CI, clusters)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from .._atomic import atomic_write  # noqa: E402
+
 STYLE = {
     "figure.dpi": 110,
     "savefig.dpi": 150,
@@ -43,14 +45,23 @@ def figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float 
 
 
 def save_figure(fig, outdir: str | Path, name: str) -> list[Path]:
-    """Save ``fig`` as ``outdir/name.png`` and ``outdir/name.pdf``, close it, return the paths."""
+    """Save ``fig`` as ``outdir/name.png`` and ``outdir/name.pdf``, close it, return the paths.
+
+    Each file is written to a temporary file beside it and renamed into place, so a reader or
+    a crash never sees a half-written figure.
+    """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = [outdir / f"{name}.png", outdir / f"{name}.pdf"]
     fig.tight_layout()
-    for p in paths:
-        fig.savefig(p, metadata={"CreationDate": None} if p.suffix == ".pdf" else None)
-    plt.close(fig)
+    try:
+        for p in paths:
+            fmt = p.suffix[1:]
+            meta = {"CreationDate": None} if fmt == "pdf" else None
+            atomic_write(p, lambda fh, fmt=fmt, meta=meta: fig.savefig(fh, format=fmt,
+                                                                        metadata=meta))
+    finally:
+        plt.close(fig)
     return paths
 
 

@@ -5,14 +5,20 @@ Layout of ``OUT/NAME/``::
     summary.json   the numbers the figure shows, plus the full "config"
     arrays.npz     raw arrays (curves over seeds, grids, ...)
     *.png, *.pdf   the figure(s)
-    run.json       how it ran: tasks computed / loaded, wall time, jobs, backend, versions
-    .tasks/        one stored result per finished task (resume after interruption)
+    run.json       how it ran (tasks computed / loaded / rejected, wall time, jobs, backend,
+                   code version, versions) and the size and SHA-256 of every file above;
+                   written last, so it only ever vouches for complete files
+    .tasks/        one stored result per finished task (resume after interruption), see
+                   :mod:`lds_toolkit.experiments.store`
+    .lock          held while a run writes here: a second run on the same directory refuses
 
 ``summary.json`` holds no timings, so two runs with different ``jobs`` give identical files.
+See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import platform
 import time
@@ -23,13 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import remove_temporaries
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._validation import check_int
 from .base import Experiment, check_scale, get_experiment
+from .outputs import RunLock, check_output_dir, write_outputs
 from .overrides import apply_overrides
 from .store import TaskStore, task_key
-from .sweep import SweepStats, run_sweep
+from .sweep import SweepStats, check_jobs, run_sweep
+from .version import code_version
 
 
 @dataclass(repr=False)
@@ -86,6 +95,15 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         Show a progress bar over tasks.
     fresh : bool
         Ignore and overwrite stored task results.
+
+    Raises
+    ------
+    ValueError
+        A bad argument, or ``out`` not a writable directory (both before any task runs).
+    OutputLockedError
+        Another run is writing to ``out/name``.
+    ConnectionError
+        The Dask ``scheduler`` did not answer.
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
     scale = resolve_scale(scale, quick)
@@ -95,42 +113,46 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         if "seed_index" not in t:
             raise ValueError(f"{exp.name}.tasks() entry {i} lacks 'seed_index': {t}")
 
-    outdir = Path(out) / exp.name
-    store = TaskStore(outdir / ".tasks")
-    if fresh:
-        store.clear()
-    keys = [task_key(exp.name, config, t) for t in tasks]
-    started = time.perf_counter()
-    results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
-                               scheduler=scheduler, client=client,
-                               single_threaded=exp.single_threaded, progress=progress,
-                               desc=exp.name)
-    summary, arrays = exp.summarize(config, tasks, results)
-    summary = to_jsonable(dict(summary))
-    summary.setdefault("config", config)
-    outdir.mkdir(parents=True, exist_ok=True)
-    with open(outdir / "summary.json", "w") as fh:
-        json.dump(summary, fh, indent=2, sort_keys=False)
-    np.savez_compressed(outdir / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-    figures = [Path(p) for p in exp.plot(config, summary, arrays, outdir)]
-    run_info = {
-        "experiment": exp.name,
-        "scale": scale,
-        "tasks": stats.n_tasks,
-        "tasks_loaded": stats.n_cached,
-        "tasks_computed": stats.n_computed,
-        "sweep_seconds": round(stats.seconds, 3),
-        "total_seconds": round(time.perf_counter() - started, 3),
-        "jobs": jobs,
-        "backend": "dask" if (client is not None or scheduler) else
-                   ("local" if jobs == 1 else "joblib"),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "figures": [p.name for p in figures],
-    }
-    with open(outdir / "run.json", "w") as fh:
-        json.dump(run_info, fh, indent=2)
+    check_jobs(jobs)
+    outdir = check_output_dir(Path(out) / exp.name)
+    with RunLock(outdir):
+        version = code_version(exp)
+        store = TaskStore(outdir / ".tasks", code_version=version)
+        if fresh:
+            store.clear()
+        elif store.root.is_dir():
+            remove_temporaries(store.root)  # left by a run killed mid-write
+        keys = [task_key(exp.name, config, t) for t in tasks]
+        started = time.perf_counter()
+        results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
+                                   scheduler=scheduler, client=client,
+                                   single_threaded=exp.single_threaded, progress=progress,
+                                   desc=exp.name)
+        summary, arrays = exp.summarize(config, tasks, results)
+        summary = to_jsonable(dict(summary))
+        summary.setdefault("config", config)
+        run_info = {
+            "experiment": exp.name,
+            "scale": scale,
+            "code_version": version,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "tasks": stats.n_tasks,
+            "tasks_loaded": stats.n_cached,
+            "tasks_computed": stats.n_computed,
+            "tasks_rejected": stats.n_rejected,
+            "sweep_seconds": round(stats.seconds, 3),
+            "jobs": jobs,
+            "backend": "dask" if (client is not None or scheduler) else
+                       ("local" if jobs == 1 else "joblib"),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+        }
+        figures = write_outputs(outdir, summary, arrays,
+                                lambda: exp.plot(config, summary, arrays, outdir),
+                                {**run_info,
+                                 "total_seconds": round(time.perf_counter() - started, 3)})
     return RunResult(exp.name, summary, arrays, outdir, figures, stats)
+
 
 
 def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,

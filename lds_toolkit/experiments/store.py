@@ -1,69 +1,244 @@
-"""On-disk store of finished task results, so an interrupted sweep resumes.
+"""On-disk store of finished task results, so an interrupted sweep resumes; nothing in it can
+run code, and nothing in it is trusted without checking.
 
-One pickle file per task under ``<root>/<key>.pkl``, written atomically (temporary file and
-``os.replace``), so a sweep killed mid-write never leaves a truncated result behind. The key
-hashes the experiment name, its full config and the task dict: changing any parameter
-means the old results no longer match and are recomputed.
+Layout. Task ``key`` is kept as ``<root>/<digest>.json`` plus, when the result holds numpy
+arrays, ``<root>/<digest>.npz``:
+
+* the ``.npz`` holds the arrays, written and read with ``allow_pickle=False``;
+* the ``.json`` holds everything else (numbers, strings, nesting, see
+  :mod:`lds_toolkit.experiments._codec` for the exact encoding), the task's full key
+  (experiment, SHA-256 of the config, task dict, base seed, code version), the SHA-256 and
+  size of the ``.npz`` and a SHA-256 of its own content. It is written after the ``.npz``,
+  both atomically (temporary file, then rename), so it is the commit record of the task.
+
+The file name (``digest``) hashes the experiment, the full config and the task, not the code
+version: a result computed by older code sits under the same name and is found, reported as
+stale and overwritten, instead of piling up.
+
+Loading checks, in order: the JSON parses; its checksum matches its content; its key is the
+task's key; its code version is the current one (:func:`~lds_toolkit.experiments.version.\
+code_version`: package version plus a hash of the experiment's source closure); the ``.npz``
+has the recorded size and checksum and holds exactly the recorded arrays. A file failing any
+check raises :class:`StoredTaskRejected` with the reason; :func:`~lds_toolkit.experiments.\
+sweep.run_sweep` reports every rejection once and recomputes the task. A truncated, empty,
+bit-flipped, swapped or planted (e.g. pickle) file is therefore never used and never crashes
+a run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import pickle
-import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from .._atomic import atomic_write_bytes, remove_temporaries
+from . import _codec
+
+FORMAT = "lds_toolkit-task"
+FORMAT_VERSION = 1
 
 
 def _canonical(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
 
 
-def task_key(experiment: str, config: dict, task: dict) -> str:
-    """Stable hexadecimal key of one task."""
-    blob = _canonical({"experiment": experiment, "config": config, "task": task})
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+def config_hash(config: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of a config."""
+    return hashlib.sha256(_canonical(config).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TaskKey:
+    """Identity of one task of one run: experiment, config (by hash), task and base seed.
+
+    ``digest`` (32 hex digits) names the task's files; :meth:`record` is what a stored file
+    must carry to be accepted (with the code version added by the store).
+    """
+
+    experiment: str
+    config_sha256: str
+    task: dict = field(hash=False)
+    seed: int
+
+    @property
+    def digest(self) -> str:
+        blob = _canonical({"experiment": self.experiment, "config": self.config_sha256,
+                           "task": self.task, "seed": self.seed})
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def record(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "config_sha256": self.config_sha256,
+                "task": self.task, "seed": self.seed}
+
+    def __str__(self) -> str:
+        return self.digest
+
+
+def task_key(experiment: str, config: dict, task: dict) -> TaskKey:
+    """The :class:`TaskKey` of ``task`` in a run of ``experiment`` with ``config`` (whose
+    ``"seed"`` entry, the base seed, is part of the key)."""
+    return TaskKey(experiment, config_hash(config), json.loads(_canonical(task)),
+                   int(config.get("seed", 0)))
+
+
+class StoredTaskRejected(ValueError):
+    """A stored task result failed a check (``reason`` says which); it must be recomputed."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path.name}: {reason}")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _body_checksum(record: dict) -> str:
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    return _sha256(json.dumps(body, separators=(",", ":"), ensure_ascii=True,
+                              allow_nan=False).encode())
+
+
+def _no_constants(name: str):
+    raise ValueError(f"non-standard JSON constant {name}")
 
 
 class TaskStore:
-    """Directory of finished task results keyed by :func:`task_key`."""
+    """Directory of finished task results, keyed by :class:`TaskKey` (see module docstring).
 
-    def __init__(self, root: str | os.PathLike):
+    Parameters
+    ----------
+    root : path
+        Directory of the ``.json``/``.npz`` files (created on the first save).
+    code_version : str
+        The version stored with every result and required of every loaded one.
+    """
+
+    def __init__(self, root: str | os.PathLike, code_version: str = "unversioned"):
         self.root = Path(root)
+        self.code_version = str(code_version)
 
-    def _path(self, key: str) -> Path:
-        return self.root / f"{key}.pkl"
+    def _paths(self, key: TaskKey | str) -> tuple[Path, Path]:
+        digest = key.digest if isinstance(key, TaskKey) else str(key)
+        return self.root / f"{digest}.json", self.root / f"{digest}.npz"
 
-    def __contains__(self, key: str) -> bool:
-        return self._path(key).exists()
+    def __contains__(self, key: TaskKey | str) -> bool:
+        """A result file exists for ``key`` (not yet checked: :meth:`load` checks)."""
+        return self._paths(key)[0].exists()
 
-    def load(self, key: str) -> Any:
-        """The stored result of task ``key``."""
-        with open(self._path(key), "rb") as fh:
-            return pickle.load(fh)
-
-    def save(self, key: str, value: Any) -> None:
-        """Store ``value`` under ``key`` atomically (temporary file, then ``os.replace``)."""
+    def save(self, key: TaskKey, value: Any) -> None:
+        """Store ``value`` (see :mod:`~lds_toolkit.experiments._codec` for what it may hold)
+        under ``key``: the arrays first, then the JSON record, each atomically."""
+        if not isinstance(key, TaskKey):
+            raise TypeError(f"key must be a TaskKey (see task_key), got {type(key).__name__}")
+        tree, arrays = _codec.encode(value)
+        record: dict[str, Any] = {
+            "format": FORMAT, "format_version": FORMAT_VERSION,
+            "key": {**key.record(), "code_version": self.code_version},
+            "result": tree, "arrays": None,
+        }
+        json_path, npz_path = self._paths(key)
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".pkl")
+        if arrays:
+            buf = io.BytesIO()
+            np.savez(buf, allow_pickle=False, **arrays)
+            data = buf.getvalue()
+            record["arrays"] = {"file": npz_path.name, "bytes": len(data),
+                                "sha256": _sha256(data), "names": sorted(arrays)}
+            atomic_write_bytes(npz_path, data)
+        elif npz_path.exists():
+            npz_path.unlink()
+        record["sha256"] = _body_checksum(record)
+        text = json.dumps(record, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+        atomic_write_bytes(json_path, (text + "\n").encode())
+
+    def load(self, key: TaskKey) -> Any:
+        """The stored result of ``key``, after every check of the module docstring.
+
+        Raises
+        ------
+        FileNotFoundError
+            Nothing is stored for ``key``.
+        StoredTaskRejected
+            Something is stored but fails a check (the reason says which).
+        """
+        json_path, npz_path = self._paths(key)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self._path(key))
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            raw = json_path.read_bytes()
+        except FileNotFoundError:
             raise
+        except OSError as exc:
+            raise StoredTaskRejected(json_path, f"unreadable ({exc})") from None
+        try:
+            record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise StoredTaskRejected(json_path, "not a valid JSON task record "
+                                     f"({len(raw)} bytes; truncated or foreign)") from None
+        if not (isinstance(record, dict) and record.get("format") == FORMAT):
+            raise StoredTaskRejected(json_path, "not a task record of this toolkit")
+        if record.get("format_version") != FORMAT_VERSION:
+            raise StoredTaskRejected(json_path, f"record format version "
+                                     f"{record.get('format_version')!r}, expected "
+                                     f"{FORMAT_VERSION}")
+        try:
+            ok = record.get("sha256") == _body_checksum(record)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise StoredTaskRejected(json_path, "checksum mismatch (the file was altered or "
+                                     "corrupted)")
+        stored = dict(record.get("key") or {})
+        version = stored.pop("code_version", None)
+        if stored != key.record():
+            raise StoredTaskRejected(json_path, f"holds the result of another task "
+                                     f"({_canonical(stored)[:200]})")
+        if version != self.code_version:
+            raise StoredTaskRejected(json_path, f"computed by code version {version}, the "
+                                     f"current one is {self.code_version}")
+        arrays = self._load_arrays(npz_path, record.get("arrays"))
+        try:
+            return _codec.decode(record.get("result"), arrays)
+        except (ValueError, TypeError) as exc:
+            raise StoredTaskRejected(json_path, f"malformed result ({exc})") from None
+
+    def _load_arrays(self, path: Path, meta) -> dict[str, np.ndarray]:
+        if meta is None:
+            return {}
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise StoredTaskRejected(path, f"array file missing or unreadable ({exc})") from None
+        if len(data) != meta.get("bytes") or _sha256(data) != meta.get("sha256"):
+            raise StoredTaskRejected(path, f"array file checksum mismatch ({len(data)} bytes, "
+                                     f"{meta.get('bytes')} recorded): altered, truncated or "
+                                     "swapped")
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                arrays = {name: z[name] for name in z.files}
+        except Exception as exc:  # noqa: BLE001 - checksummed, so only a foreign file lands here
+            raise StoredTaskRejected(path, f"unreadable array file ({exc})") from None
+        if sorted(arrays) != meta.get("names"):
+            raise StoredTaskRejected(path, "array file does not hold the recorded arrays")
+        return arrays
 
     def keys(self) -> list[str]:
-        """Keys of the stored tasks, sorted."""
+        """Digests of the stored task records, sorted."""
         if not self.root.exists():
             return []
-        return sorted(p.stem for p in self.root.glob("*.pkl"))
+        return sorted(p.stem for p in self.root.glob("*.json"))
 
     def clear(self) -> None:
-        """Delete every stored task."""
-        for key in self.keys():
-            self._path(key).unlink()
+        """Delete every stored task (records, arrays and leftover temporary files)."""
+        if not self.root.exists():
+            return
+        for pattern in ("*.json", "*.npz"):
+            for p in self.root.glob(pattern):
+                p.unlink()
+        remove_temporaries(self.root)

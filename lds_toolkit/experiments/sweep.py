@@ -7,12 +7,23 @@ OpenMP pools limited to one thread, so that BLAS reductions happen in the same o
 whichever process runs them.
 
 Resume: a finished task is written to the :class:`~lds_toolkit.experiments.store.TaskStore`
-as soon as it completes; a rerun loads stored tasks and computes only the missing ones.
+as soon as it completes; a rerun loads stored tasks and computes only the missing ones. A
+stored result that fails the store's checks (corrupted, altered, another task's, older code)
+is reported once, in one :class:`StoreWarning` listing every rejected file, and recomputed.
+
+Interruption: on any exception in the driver (KeyboardInterrupt, the CLI's SIGTERM handler)
+the local worker pool is shut down with its workers killed before the exception propagates;
+each local worker also watches its parent and exits within :data:`WATCHDOG_PERIOD` seconds
+when the driver dies without cleaning up (SIGKILL). A Dask scheduler that cannot be reached
+fails after :data:`SCHEDULER_TIMEOUT` seconds with its address in the message.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +32,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .store import TaskStore
+from .store import StoredTaskRejected, TaskKey, TaskStore
+
+#: Seconds to wait for a Dask scheduler before giving up.
+SCHEDULER_TIMEOUT = 5.0
+#: Seconds between a local worker's checks that the driver process is still alive.
+WATCHDOG_PERIOD = 0.5
+
+
+class StoreWarning(UserWarning):
+    """Stored task results were rejected by the store's checks and recomputed."""
 
 
 @dataclass
@@ -33,6 +53,12 @@ class SweepStats:
     n_computed: int
     seconds: float
     computed_keys: list[str] = field(default_factory=list, repr=False)
+    rejected: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def n_rejected(self) -> int:
+        """Stored results that failed the store's checks (and were recomputed)."""
+        return len(self.rejected)
 
 
 def task_rng(seed: int, seed_index: int) -> np.random.Generator:
@@ -41,6 +67,13 @@ def task_rng(seed: int, seed_index: int) -> np.random.Generator:
     Identical to ``SeedSequence(seed).spawn(seed_index + 1)[seed_index]``.
     """
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(seed_index),)))
+
+
+def check_jobs(jobs) -> int:
+    """``jobs`` if it is a positive integer or -1 (all cores), else ``ValueError``."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
+        raise ValueError(f"jobs must be a positive integer or -1 (all cores), got {jobs!r}")
+    return jobs
 
 
 def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool):
@@ -52,7 +85,8 @@ def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool):
 
 
 def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict,
-              tasks: Sequence[dict], keys: Sequence[str], *, store: TaskStore | None = None,
+              tasks: Sequence[dict], keys: Sequence[TaskKey], *,
+              store: TaskStore | None = None,
               jobs: int = 1, scheduler: str | None = None, client=None,
               single_threaded: bool = True, progress: bool = True,
               desc: str = "tasks") -> tuple[list[Any], SweepStats]:
@@ -66,15 +100,16 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         Must hold ``"seed"`` (base seed of the sweep).
     tasks : sequence of dict
         Each holds ``"seed_index"``.
-    keys : sequence of str
-        Store key of each task.
+    keys : sequence of TaskKey
+        Store key of each task (:func:`~lds_toolkit.experiments.store.task_key`).
     store : TaskStore, optional
         Where finished results are kept; ``None`` keeps nothing.
     jobs : int
         Local worker processes (joblib/loky); ``1`` runs in this process, ``-1`` uses all cores.
     scheduler : str, optional
         Address of a Dask distributed scheduler (``"tcp://host:8786"``); tasks then run on
-        that cluster through ``dask.distributed.Client(scheduler)``.
+        that cluster through ``dask.distributed.Client(scheduler)``. ``ConnectionError``
+        naming the address when it does not answer within :data:`SCHEDULER_TIMEOUT` s.
     client : dask.distributed.Client, optional
         An existing Dask client (e.g. in-process ``Client(processes=False)``); wins over
         ``scheduler``.
@@ -91,16 +126,28 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         raise ValueError("config must contain the base 'seed' of the sweep")
     if len(keys) != len(tasks):
         raise ValueError(f"keys must have one entry per task ({len(tasks)}), got {len(keys)}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive integer or -1 (all cores), got {jobs!r}")
+    check_jobs(jobs)
+    if store is not None and not all(isinstance(k, TaskKey) for k in keys):
+        raise TypeError("keys must be TaskKey objects (see task_key) when a store is given")
     start = time.perf_counter()
     results: list[Any] = [None] * len(tasks)
     todo = []
+    rejected: list[str] = []
     for i, key in enumerate(keys):
-        if store is not None and key in store:
-            results[i] = store.load(key)
-        else:
+        if store is None:
             todo.append(i)
+            continue
+        try:
+            results[i] = store.load(key)
+        except FileNotFoundError:
+            todo.append(i)
+        except StoredTaskRejected as exc:
+            rejected.append(str(exc))
+            todo.append(i)
+    if rejected:
+        warnings.warn(StoreWarning(
+            f"{len(rejected)} stored task result(s) in {store.root} failed their checks and "
+            "are recomputed: " + "; ".join(rejected)), stacklevel=2)
     n_cached = len(tasks) - len(todo)
     computed: list[str] = []
 
@@ -127,19 +174,71 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     finally:
         bar.close()
     stats = SweepStats(len(tasks), n_cached, len(computed), time.perf_counter() - start,
-                       computed)
+                       [str(k) for k in computed], rejected)
     return results, stats
 
 
 def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs):
     from joblib import Parallel, delayed
 
+    driver = os.getpid()
+
     def indexed(i):
+        watch_parent(driver)
         return i, _execute(fn, config, tasks[i], single_threaded)
 
-    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    for i, value in parallel(delayed(indexed)(i) for i in todo):
-        finish(i, value)
+    outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(indexed)(i) for i in todo)
+    try:
+        for i, value in outputs:
+            finish(i, value)
+    except BaseException:
+        outputs.close()  # joblib aborts the batch ...
+        _kill_local_workers()  # ... and this also ends the idle pool it keeps for reuse
+        raise
+
+
+def _kill_local_workers() -> None:
+    """Shut down joblib's reusable loky executor, killing its worker processes."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, kill_workers=True)
+
+
+_WATCHED: set[int] = set()
+
+
+def watch_parent(driver: int) -> None:
+    """In a local worker process: start (once) a daemon thread that ends the process within
+    :data:`WATCHDOG_PERIOD` s once ``driver`` (the process that ran the sweep) is gone.
+
+    joblib's workers outlive a driver killed with SIGKILL (they wait for work for minutes);
+    a worker is the driver's child, so the driver's death shows as a change of parent.
+    """
+    if driver == os.getpid() or driver in _WATCHED:
+        return
+    _WATCHED.add(driver)
+    direct = os.getppid() == driver
+
+    def alive() -> bool:
+        if direct:
+            return os.getppid() == driver
+        try:
+            os.kill(driver, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def watch():
+        while alive():
+            time.sleep(WATCHDOG_PERIOD)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lds-toolkit-parent-watchdog", daemon=True).start()
 
 
 def _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler):
@@ -150,7 +249,11 @@ def _run_dask(fn, config, tasks, todo, single_threaded, finish, client, schedule
                           "pip install 'lds_toolkit[dist]'") from exc
     own = client is None
     if own:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ConnectionError(f"could not reach the Dask scheduler at {scheduler!r} within "
+                                  f"{SCHEDULER_TIMEOUT:g} s: {exc}") from None
     try:
         futures = {
             client.submit(_execute, fn, config, tasks[i], single_threaded, pure=False): i

@@ -1,0 +1,146 @@
+"""The code version of an experiment: what a stored task result was computed with.
+
+``code_version(exp)`` is ``"<lds_toolkit version>+src.<16 hex digits>"``. The digits are a
+SHA-256 over
+
+* the source of the module defining the experiment's class,
+* the source of every module of ``lds_toolkit`` (and of the experiment's own top-level
+  package, e.g. a test package) that this module imports, followed transitively through
+  their own ``import`` statements (read with :mod:`ast`, also inside functions), so the
+  shared ``lengen_common.py`` / ``neural_common.py`` and the library code an experiment calls
+  (filters, learners, layers, training loop, numba cores) are all covered,
+* :mod:`lds_toolkit.experiments.sweep` (it derives each task's random stream), and
+* the versions of the numerical libraries the closure imports (numpy, scipy, numba, torch,
+  python-control): they can change the numbers as much as our code can.
+
+Why a source hash and not an explicit ``version`` attribute per experiment: an attribute has
+to be remembered on every change, including changes to a shared helper two imports away, and
+a forgotten bump silently reuses stale results, the failure this guards against. The hash
+cannot be forgotten; its cost is that an edit to an imported module that does not change the
+numbers (a docstring) also invalidates the stored tasks, which are then recomputed. Package
+``__init__`` files are followed only where a module imports the package itself, not as a
+side effect of importing a submodule: otherwise every experiment would depend on the whole
+toolkit through ``lds_toolkit/__init__.py``.
+
+Not covered: data read from disk at run time and libraries outside the list above; use
+``--fresh`` after changing those.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import sys
+from importlib import metadata
+from pathlib import Path
+
+#: Distributions whose version enters the code version when the closure imports them.
+NUMERIC_LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "torch": "torch",
+                     "control": "control"}
+
+#: Always part of the closure: the sweep defines each task's random stream.
+ALWAYS = ("lds_toolkit.experiments.sweep",)
+
+
+def code_version(experiment) -> str:
+    """``"<package version>+src.<hash>"`` of an :class:`~lds_toolkit.experiments.Experiment`
+    (see the module docstring for what the hash covers)."""
+    from .. import __version__
+
+    sources, libraries = module_closure(type(experiment).__module__)
+    h = hashlib.sha256()
+    # by content only: the same file imported under another name (a test module run as a
+    # script) is the same code
+    for digest in sorted(hashlib.sha256(src).hexdigest() for src in sources.values()):
+        h.update(f"{digest}\n".encode())
+    for lib in sorted(libraries):
+        h.update(f"lib {lib}=={_library_version(lib)}\n".encode())
+    if type(experiment).__module__ not in sources:  # no source file (defined interactively)
+        h.update(f"class {type(experiment).__module__}.{type(experiment).__qualname__}".encode())
+    return f"{__version__}+src.{h.hexdigest()[:16]}"
+
+
+def module_closure(module: str) -> tuple[dict[str, bytes], set[str]]:
+    """``(sources, libraries)``: the source bytes of ``module`` and of every first-party
+    module it imports transitively (by module name), and the :data:`NUMERIC_LIBRARIES` among
+    the third-party packages they import."""
+    first_party = {"lds_toolkit", module.split(".")[0]}
+    sources: dict[str, bytes] = {}
+    libraries: set[str] = set()
+    todo = [module, *ALWAYS]
+    while todo:
+        name = todo.pop()
+        if name in sources:
+            continue
+        path = _source_path(name)
+        if path is None:
+            continue
+        src = path.read_bytes()
+        sources[name] = src
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for imported in _imports(src, package, str(path), first_party):
+            top = imported.split(".")[0]
+            if top in first_party:
+                todo.append(imported)
+            elif top in NUMERIC_LIBRARIES:
+                libraries.add(top)
+    return sources, libraries
+
+
+def _source_path(name: str) -> Path | None:
+    mod = sys.modules.get(name)
+    file = getattr(mod, "__file__", None) if mod is not None else None
+    if file is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        file = spec.origin if spec is not None else None
+    if not file or not str(file).endswith(".py") or not Path(file).is_file():
+        return None
+    return Path(file)
+
+
+def _imports(src: bytes, package: str, filename: str, first_party: set[str]) -> set[str]:
+    """Module names imported anywhere in ``src`` (relative imports resolved; a first-party
+    ``from X import Y`` counts as ``X.Y`` when that is a submodule, else as ``X``)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(src, filename=filename)):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                try:
+                    base = importlib.util.resolve_name("." * node.level + (node.module or ""),
+                                                       package)
+                except ImportError:
+                    continue
+            else:
+                base = node.module or ""
+            if not base:
+                continue
+            if base.split(".")[0] not in first_party:
+                out.add(base)
+                continue
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                # Y is a submodule: its code provides Y; otherwise X's own code does
+                out.add(sub if alias.name != "*" and _is_module(sub) else base)
+    return out
+
+
+def _is_module(name: str) -> bool:
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def _library_version(lib: str) -> str:
+    try:
+        return metadata.version(NUMERIC_LIBRARIES[lib])
+    except metadata.PackageNotFoundError:
+        return "absent"
