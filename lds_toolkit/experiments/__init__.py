@@ -13,15 +13,22 @@ from .base import (
     register,
     unavailable_experiments,
 )
+from .outputs import OutputLockedError, verify_outputs
 from .runner import RunResult, load_summary, reproduce, to_jsonable
-from .store import TaskStore, task_key
-from .sweep import SweepStats, run_sweep, task_rng
+from .store import StoredTaskRejected, TaskKey, TaskStore, task_key
+from .sweep import StoreWarning, SweepStats, run_sweep, task_rng
+from .version import code_version
 
 __all__ = [
     "Experiment",
+    "OutputLockedError",
     "RunResult",
+    "StoreWarning",
+    "StoredTaskRejected",
     "SweepStats",
+    "TaskKey",
     "TaskStore",
+    "code_version",
     "get_experiment",
     "list_experiments",
     "load_summary",
@@ -32,4 +39,5 @@ __all__ = [
     "task_rng",
     "to_jsonable",
     "unavailable_experiments",
+    "verify_outputs",
 ]

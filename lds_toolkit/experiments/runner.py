@@ -114,6 +114,7 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             raise ValueError(f"{exp.name}.tasks() entry {i} lacks 'seed_index': {t}")
 
     check_jobs(jobs)
+    check_output_dir(out)
     outdir = check_output_dir(Path(out) / exp.name)
     with RunLock(outdir):
         version = code_version(exp)

@@ -83,7 +83,8 @@ def test_in_process_dask_client_gives_the_same_numbers(tmp_path):
         remote = reproduce("lds-impulse", quick=True, out=tmp_path / "dask", client=client,
                            progress=False)
     assert remote.stats.n_computed == local.stats.n_computed
-    assert _summary(tmp_path / "local") == _summary(tmp_path / "dask")
+    assert (tmp_path / "local/lds-impulse/summary.json").read_bytes() == \
+        (tmp_path / "dask/lds-impulse/summary.json").read_bytes()
     np.testing.assert_array_equal(local.arrays["impulse_response"],
                                   remote.arrays["impulse_response"])
 
@@ -142,7 +143,7 @@ def test_killed_sweep_process_resumes_computing_only_missing_tasks(tmp_path):
     resumed = reproduce(SlowSquares(log), out=tmp_path, progress=False)
     assert resumed.stats.n_cached == done_before
     assert resumed.stats.n_computed == 12 - done_before
-    assert not list(store.root.glob(".tmp-*")), "no partial files left behind"
+    assert not list(store.root.glob(".*.tmp")), "no partial files left behind"
 
 
 def test_bad_runner_arguments(tmp_path):
