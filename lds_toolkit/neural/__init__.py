@@ -3,6 +3,10 @@
 Only this subpackage needs torch (install the ``nn`` extra); ``import lds_toolkit`` does not
 import it. Every layer maps (batch, length, d_model) -> (batch, length, d_model), is built as
 ``Layer(d_model)`` with its paper's defaults and is causal by default.
+
+Every layer refuses NaN/inf inputs, naming the first bad position (switch the check off with
+``input_checks(False)``, see :mod:`lds_toolkit.neural._validation`), and maps a batch of size 0
+to an empty output.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 
 from . import tasks
 from ._ssm_base import ssm_parameter_groups
+from ._validation import input_checks, input_checks_enabled, set_input_checks
 from .blocks import LAYER_REGISTRY, MLP, Block, SelfAttention, SequenceModel, resolve_layer
 from .dplr import DPLRSSM
 from .focus import Focus
@@ -24,6 +29,7 @@ from .s4 import S4, DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU, LDSFit
 from .training import (
+    CheckpointError,
     TrainConfig,
     TrainingDivergedError,
     TrainResult,
@@ -52,6 +58,10 @@ __all__ = [
     "resolve_layer",
     "tasks",
     "train",
+    "input_checks",
+    "input_checks_enabled",
+    "set_input_checks",
+    "CheckpointError",
     "TrainConfig",
     "TrainResult",
     "TrainingDivergedError",

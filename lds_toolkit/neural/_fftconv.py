@@ -35,6 +35,27 @@ def fft_len(length: int, kernel_length: int) -> int:
     return fast_fft_len(length + kernel_length - 1)
 
 
+def rfft(x: torch.Tensor, n: int, dim: int = -1) -> torch.Tensor:
+    """``torch.fft.rfft(x, n=n, dim=dim)``, also for an empty ``x`` (batch size 0), where
+    MKL's FFT fails ("Inconsistent configuration parameters")."""
+    if x.numel():
+        return torch.fft.rfft(x, n=n, dim=dim)
+    shape = list(x.shape)
+    shape[dim] = n // 2 + 1
+    cdt = torch.complex128 if x.dtype == torch.float64 else torch.complex64
+    return x.new_zeros(shape, dtype=cdt) + x.sum()  # keeps the autograd graph
+
+
+def irfft(x: torch.Tensor, n: int, dim: int = -1) -> torch.Tensor:
+    """``torch.fft.irfft(x, n=n, dim=dim)``, also for an empty ``x`` (see :func:`rfft`)."""
+    if x.numel():
+        return torch.fft.irfft(x, n=n, dim=dim)
+    shape = list(x.shape)
+    shape[dim] = n
+    rdt = torch.float64 if x.dtype == torch.complex128 else torch.float32
+    return x.new_zeros(shape, dtype=rdt) + x.sum().real
+
+
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     """FFTs run in float32 for half-precision inputs (half FFTs need power-of-two sizes)."""
     return dtype if dtype in _FFT_DTYPES else torch.float32
@@ -66,9 +87,9 @@ def causal_conv(
         k = k[..., :L]
         if n is None:
             n = fft_len(L, k.shape[-1])
-        k_f = torch.fft.rfft(k.to(cdt), n=n)
+        k_f = rfft(k.to(cdt), n=n)
     elif n is None:
         raise TypeError("causal_conv: n must be given with a precomputed k_f")
-    u_f = torch.fft.rfft(u.to(cdt), n=n)
-    y = torch.fft.irfft(u_f * k_f, n=n)[..., :L]
+    u_f = rfft(u.to(cdt), n=n)
+    y = irfft(u_f * k_f, n=n)[..., :L]
     return y.to(out_dtype)

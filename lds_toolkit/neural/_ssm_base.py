@@ -187,7 +187,7 @@ class SSMBase(nn.Module):
     # --- recurrent mode -----------------------------------------------------------------------
     def initial_state(self, batch: int, dtype: torch.dtype | None = None, device=None):
         """Zero state ``x_{-1}``: complex tensor (batch, H, N/2)."""
-        batch = check_int(batch, "batch", type(self).__name__)
+        batch = check_int(batch, "batch", type(self).__name__, minimum=0)
         dtype = compute_dtype(dtype or self.log_dt.dtype)
         device = device if device is not None else self.log_dt.device
         shape = (batch, self.d_model, self.d_state // 2)

@@ -2,15 +2,97 @@
 
 Every check raises ``TypeError`` (wrong kind of object or dtype) or ``ValueError`` (wrong shape or
 value) with a message that names the layer, the argument, what was expected and what came.
+
+Input values. Every layer's ``forward`` and ``step`` check their input with
+:func:`check_sequence` / :func:`check_step_input`, which also refuse NaN and inf, naming the
+first bad position: a NaN at the last position would otherwise reach *earlier* outputs
+through the FFT convolution and break causality silently. The value check costs one
+``isfinite`` pass over the input per layer (and a device synchronisation on a GPU); it is on
+by default and switched off, for the current thread or task, with::
+
+    with lds_toolkit.neural.input_checks(False):
+        y = model(x)
+
+or for the rest of the program with ``lds_toolkit.neural.set_input_checks(False)``.
+:func:`~lds_toolkit.neural.training.train` switches it off while it trains (it checks the
+data once before the first step and reports a non-finite loss as a divergence instead).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from collections.abc import Iterable
 from numbers import Integral, Real
 
 import torch
+from torch import nn
+
+_INPUT_CHECKS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "lds_toolkit_neural_input_checks", default=True)
+
+
+def input_checks_enabled() -> bool:
+    """Whether the layers check their inputs for NaN and inf (see the module docstring)."""
+    return _INPUT_CHECKS.get()
+
+
+def set_input_checks(enabled: bool) -> bool:
+    """Switch the layers' NaN/inf input check on or off for the current context (the main
+    thread: the rest of the program); return the previous setting."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be True or False, got {enabled!r}")
+    previous = _INPUT_CHECKS.get()
+    _INPUT_CHECKS.set(enabled)
+    return previous
+
+
+@contextlib.contextmanager
+def input_checks(enabled: bool = True):
+    """Context manager: the layers' NaN/inf input check on or off inside the block."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be True or False, got {enabled!r}")
+    token = _INPUT_CHECKS.set(enabled)
+    try:
+        yield
+    finally:
+        _INPUT_CHECKS.reset(token)
+
+
+def check_finite_input(x: torch.Tensor, owner: str, name: str, *, sequence: bool) -> None:
+    """``ValueError`` naming the first position (``sequence``: axis 1 of (batch, length,
+    channels)) where ``x`` holds NaN or inf; nothing when the check is switched off."""
+    if not _INPUT_CHECKS.get() or x.numel() == 0:
+        return
+    finite = torch.isfinite(x)
+    if bool(finite.all()):
+        return
+    bad = ~finite
+    if sequence:
+        t = int(torch.nonzero(bad.any(dim=2).any(dim=0))[0, 0])
+        b, c = (int(i) for i in torch.nonzero(bad[:, t])[0])
+        index = (b, t, c)
+        where, first = f"batch {b}, position {t}, channel {c}", f"position {t}"
+    else:
+        b, c = (int(i) for i in torch.nonzero(bad)[0])
+        index = (b, c)
+        where = first = f"batch {b}, channel {c}"
+    value = float(x[index])
+    raise ValueError(
+        f"{owner}: {name} must be finite; the first non-finite value is at {first} ({where}: "
+        f"{value}). Inside a model this means an earlier layer produced it. Switch the check "
+        "off with lds_toolkit.neural.input_checks(False)")
+
+
+def make_dropout(p, owner: str) -> nn.Module:
+    """``nn.Dropout(p)`` for a probability ``p`` in [0, 1), ``nn.Identity()`` for 0."""
+    if isinstance(p, bool) or not isinstance(p, Real):
+        raise TypeError(f"{owner}: dropout must be a probability in [0, 1), got "
+                        f"{type(p).__name__} {p!r}")
+    if not 0 <= p < 1:
+        raise ValueError(f"{owner}: dropout must be a probability in [0, 1), got {p!r}")
+    return nn.Dropout(float(p)) if p > 0 else nn.Identity()
 
 
 def check_int(value, name: str, owner: str, *, minimum: int = 1) -> int:
@@ -78,10 +160,12 @@ def _check_floating_tensor(x, axes: str, ndim: int, d_model: int, owner: str, na
 
 
 def check_sequence(x, d_model: int, owner: str, name: str = "x") -> None:
-    """Check that ``x`` is a floating tensor of shape (batch, length, d_model) with length >= 1."""
+    """Check that ``x`` is a floating tensor of shape (batch, length, d_model) with length >= 1
+    and (unless switched off) finite values."""
     _check_floating_tensor(x, "batch, length", 3, d_model, owner, name)
     if x.shape[1] < 1:
         raise ValueError(f"{owner}: {name} must have length >= 1, got shape {tuple(x.shape)}")
+    check_finite_input(x, owner, name, sequence=True)
 
 
 def channels_last(x, d_model: int, owner: str, name: str = "x") -> torch.Tensor:
@@ -117,6 +201,7 @@ def check_matches_parameters(x: torch.Tensor, layer: torch.nn.Module, owner: str
 def check_step_input(x_t, d_model: int, owner: str, name: str = "x_t") -> None:
     """Check one time step of input: a floating tensor of shape (batch, d_model)."""
     _check_floating_tensor(x_t, "batch", 2, d_model, owner, name)
+    check_finite_input(x_t, owner, name, sequence=False)
 
 
 def check_same_device(module: torch.nn.Module, x: torch.Tensor, owner: str) -> None:

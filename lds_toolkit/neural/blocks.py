@@ -34,6 +34,7 @@ from ._validation import (
     check_same_device,
     check_sequence,
     check_step_input,
+    make_dropout,
 )
 
 # name -> (module, class); a layer module is imported only when its name is first used, so
@@ -180,7 +181,7 @@ class Block(nn.Module):
             hidden = int(math.ceil(mlp_ratio * d_model))
             self.mlp = MLP(d_model, hidden, activation) if hidden > 0 else None
             self.norm2 = _norm(norm, d_model) if self.mlp is not None else None
-        self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.drop = make_dropout(dropout, type(self).__name__)
 
     def _sub(self, x, fn, norm):
         if self.prenorm:

@@ -131,7 +131,7 @@ class LaSAttention(nn.Module):
 
     def _heads(self, t: Tensor) -> Tensor:  # (B, L, D) -> (B, H, L, dh)
         bsz, length, _ = t.shape
-        return t.reshape(bsz, length, self.n_heads, -1).transpose(1, 2)
+        return t.reshape(bsz, length, self.n_heads, self.d_model // self.n_heads).transpose(1, 2)
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the layer to ``x`` of shape (batch, length, d_model)."""
@@ -142,20 +142,20 @@ class LaSAttention(nn.Module):
         if self.chunk_size is None:
             y = las_attention(q, k, v, self.alpha, self.pool_size, self.pool_order)
         else:
-            m = min(self.chunk_size, length)
+            m, dh = min(self.chunk_size, length), d // self.n_heads
             pad = -length % m
             n_chunks = (length + pad) // m
 
             def chunks(t: Tensor) -> Tensor:  # (B, H, L, dh) -> (B*C, H, M, dh)
                 t = F.pad(t, (0, 0, 0, pad))
-                t = t.reshape(bsz, self.n_heads, n_chunks, m, -1).transpose(1, 2)
-                return t.reshape(bsz * n_chunks, self.n_heads, m, -1)
+                t = t.reshape(bsz, self.n_heads, n_chunks, m, dh).transpose(1, 2)
+                return t.reshape(bsz * n_chunks, self.n_heads, m, dh)
 
             y = las_attention(
                 chunks(q), chunks(k), chunks(v), self.alpha, self.pool_size, self.pool_order
             )
-            y = y.reshape(bsz, n_chunks, self.n_heads, m, -1).transpose(1, 2)
-            y = y.reshape(bsz, self.n_heads, n_chunks * m, -1)[:, :, :length]
+            y = y.reshape(bsz, n_chunks, self.n_heads, m, dh).transpose(1, 2)
+            y = y.reshape(bsz, self.n_heads, n_chunks * m, dh)[:, :, :length]
         return self.out_proj(y.transpose(1, 2).reshape(bsz, length, d))
 
     def attention_matrix(self, x: Tensor) -> Tensor:

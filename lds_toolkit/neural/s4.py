@@ -53,6 +53,7 @@ from ._validation import (
     check_same_device,
     check_sequence,
     check_step_input,
+    make_dropout,
 )
 from .dplr import DPLRSSM
 
@@ -465,7 +466,7 @@ class S4(nn.Module):
             )
             self.out = nn.Linear(d_model, 2 * d_model) if output_linear else None
         self.mode = mode
-        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.dropout = make_dropout(dropout, type(self).__name__)
 
     def _build_pre(self, d_model: int) -> None:
         """Hook for subclasses that transform the SSM input (S4+'s state memory replay)."""

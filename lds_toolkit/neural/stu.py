@@ -48,7 +48,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._fftconv import causal_conv, compute_dtype, fft_len
+from ._fftconv import causal_conv, compute_dtype, fft_len, irfft, rfft
 from ._init import Seed, seeded
 from ._validation import (
     check_choice,
@@ -240,8 +240,8 @@ class STU(nn.Module):
             v = (u @ self.M_in.to(u.dtype)).transpose(1, 2)  # (B, d, L)
             return causal_conv(v, g.t()).transpose(1, 2)
         B, d = u.shape[0], self.d_model
-        U = torch.fft.rfft(u, n=n, dim=1).transpose(0, 1)  # (n/2+1, B, d_in)
-        Fh = torch.fft.rfft(f, n=n, dim=0)  # (n/2+1, K)
+        U = rfft(u, n=n, dim=1).transpose(0, 1)  # (n/2+1, B, d_in)
+        Fh = rfft(f, n=n, dim=0)  # (n/2+1, K)
         M = self.M.to(u.dtype).reshape(-1, d * d)
         # transfer matrix per frequency, W(w) = sum_i F_i(w) M_i, as two real GEMMs; the
         # products U(w) W(w) run as real batched matmuls (complex bmm's backward is far slower)
@@ -250,7 +250,7 @@ class STU(nn.Module):
         Uri = torch.cat([U.real, U.imag], dim=1)  # (n/2+1, 2B, d_in)
         P, Q = torch.bmm(Uri, Wr), torch.bmm(Uri, Wi)
         Y = torch.complex(P[:, :B] - Q[:, B:], Q[:, :B] + P[:, B:]).transpose(0, 1)
-        return torch.fft.irfft(Y, n=n, dim=1)[:, :L]
+        return irfft(Y, n=n, dim=1)[:, :L]
 
     # --- modes -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -340,7 +340,7 @@ class STU(nn.Module):
 
     def initial_state(self, batch: int, dtype=None, device=None) -> STUState:
         """Zero history: the last ``seq_len + lag`` inputs and ``k_y`` outputs all zero."""
-        batch = check_int(batch, "batch", type(self).__name__)
+        batch = check_int(batch, "batch", type(self).__name__, minimum=0)
         dtype = dtype or next(self.parameters()).dtype
         device = device if device is not None else self.filters.device
         return STUState(

@@ -21,6 +21,16 @@ Divergence. Before each optimizer update the loop checks the batch loss and the 
 a non-finite value, or a loss above ``divergence_factor`` times the first step's loss, stops
 training *before* the offending update. The result then carries a :class:`DivergenceReport`
 naming the step (``on_divergence="raise"`` raises :class:`TrainingDivergedError` instead).
+:func:`predict` and :func:`evaluate` refuse a model whose parameters hold NaN or inf.
+
+Checkpoints. ``checkpoint=PATH`` saves the model, optimizer, RNG states, history and the
+config's fingerprint every ``checkpoint_every`` steps, on interruption and at the end, each
+time atomically (temporary file, then rename). The file is a ``torch.save`` of tensors and
+state dicts plus a JSON string of metadata, read back with ``torch.load(weights_only=True)``:
+a crafted file cannot run code, it is refused (:class:`CheckpointError`) like a corrupted or
+foreign one. A run that diverges never overwrites PATH: the last good checkpoint stays there,
+resumable, and the diverged state goes to :func:`diverged_checkpoint_path` (``run.pt`` ->
+``run.diverged.pt``) for inspection.
 """
 
 from __future__ import annotations
@@ -44,8 +54,9 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from .._repr import compact_repr
-from .._validation import check_int
+from .._validation import check_finite, check_int, check_real
 from ._ssm_base import ssm_parameter_groups
+from ._validation import input_checks
 from .tasks import IGNORE_INDEX, SequenceTask
 
 SCHEDULES = ("constant", "cosine")
@@ -151,36 +162,38 @@ class TrainConfig:
             need_int("eval_batch_size", 1)
         if self.threads is not None:
             need_int("threads", 1)
-        if not (isinstance(self.lr, int | float) and self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"TrainConfig.lr must be a finite number > 0, got {self.lr!r}")
-        if not self.weight_decay >= 0:
-            raise ValueError(f"TrainConfig.weight_decay must be >= 0, got {self.weight_decay!r}")
-        if self.ssm_lr is not None and not (isinstance(self.ssm_lr, int | float)
-                                            and self.ssm_lr > 0 and math.isfinite(self.ssm_lr)):
-            raise ValueError(f"TrainConfig.ssm_lr must be a finite number > 0 or None, "
-                             f"got {self.ssm_lr!r}")
-        if self.ssm_weight_decay is not None and not self.ssm_weight_decay >= 0:
-            raise ValueError(f"TrainConfig.ssm_weight_decay must be >= 0 or None, "
-                             f"got {self.ssm_weight_decay!r}")
-        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
-            raise ValueError(f"TrainConfig.betas must be two numbers in [0, 1), got {self.betas!r}")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"TrainConfig.schedule must be one of {SCHEDULES}, "
-                             f"got {self.schedule!r}")
-        if not 0 <= self.min_lr_ratio <= 1:
-            raise ValueError(f"TrainConfig.min_lr_ratio must lie in [0, 1], "
-                             f"got {self.min_lr_ratio!r}")
-        if self.grad_clip is not None and not self.grad_clip > 0:
-            raise ValueError(f"TrainConfig.grad_clip must be > 0 or None, got {self.grad_clip!r}")
-        if self.divergence_factor is not None and not self.divergence_factor > 1:
-            raise ValueError("TrainConfig.divergence_factor must be > 1 or None, got "
-                             f"{self.divergence_factor!r}")
-        if self.target_accuracy is not None and not 0 < self.target_accuracy <= 1:
-            raise ValueError("TrainConfig.target_accuracy must lie in (0, 1], got "
-                             f"{self.target_accuracy!r}")
-        if self.on_divergence not in ON_DIVERGENCE:
-            raise ValueError(f"TrainConfig.on_divergence must be one of {ON_DIVERGENCE}, "
-                             f"got {self.on_divergence!r}")
+        def need_real(name, optional=False, **bounds):
+            value = getattr(self, name)
+            if not (optional and value is None):
+                check_real(f"TrainConfig.{name}", value, **bounds)
+
+        need_real("lr", low=0.0, low_inclusive=False)
+        need_real("weight_decay", low=0.0)
+        need_real("ssm_lr", optional=True, low=0.0, low_inclusive=False)
+        need_real("ssm_weight_decay", optional=True, low=0.0)
+        need_real("min_lr_ratio", low=0.0, high=1.0)
+        need_real("grad_clip", optional=True, low=0.0, low_inclusive=False)
+        need_real("divergence_factor", optional=True, low=1.0, low_inclusive=False)
+        need_real("target_accuracy", optional=True, low=0.0, high=1.0, low_inclusive=False)
+        if not (isinstance(self.betas, tuple | list) and len(self.betas) == 2):
+            raise TypeError(f"TrainConfig.betas must be two numbers in [0, 1), got "
+                            f"{self.betas!r}")
+        for i, b in enumerate(self.betas):
+            check_real(f"TrainConfig.betas[{i}]", b, low=0.0, high=1.0, high_inclusive=False)
+        for name, choices in (("schedule", SCHEDULES), ("on_divergence", ON_DIVERGENCE)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"TrainConfig.{name} must be one of {choices}, "
+                                 f"got {getattr(self, name)!r}")
+        if not isinstance(self.device, str | torch.device):
+            raise TypeError(f"TrainConfig.device must be a string such as 'cpu', 'cuda' or "
+                            f"'auto', got {type(self.device).__name__} {self.device!r}")
+        if self.checkpoint is not None and not isinstance(self.checkpoint, str | os.PathLike):
+            raise TypeError(f"TrainConfig.checkpoint must be a path or None, got "
+                            f"{type(self.checkpoint).__name__} {self.checkpoint!r}")
+        for name in ("resume", "progress"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"TrainConfig.{name} must be True or False, got "
+                                f"{getattr(self, name)!r}")
 
     def fingerprint(self) -> str:
         """Hash of the fields that define the training trajectory (checked on resume)."""
@@ -382,21 +395,53 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
 
 # -------------------------------------------------------------------------------- evaluation
 
+def non_finite_parameter(model: nn.Module) -> str | None:
+    """Name of the first parameter or floating buffer of ``model`` holding NaN or inf
+    (``None`` when all are finite)."""
+    for name, t in (*model.named_parameters(), *model.named_buffers()):
+        if t.is_floating_point() or t.is_complex():
+            if not bool(torch.isfinite(t).all()):
+                return name
+    return None
+
+
+def _require_finite_parameters(model: nn.Module, what: str) -> None:
+    name = non_finite_parameter(model)
+    if name is not None:
+        raise ValueError(f"{what}: the model's parameter {name!r} holds NaN or inf values (a "
+                         "diverged training run?); its outputs would be meaningless. Reload "
+                         "the last good checkpoint or train again with a lower lr")
+
+
 @torch.no_grad()
 def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
             device: str | torch.device | None = None) -> np.ndarray:
-    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad)."""
+    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad).
+
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters,
+    and ``FloatingPointError`` naming the first position when an output is not finite.
+    """
+    _require_finite_parameters(model, "predict")
+    _check_finite_data(data, "data")
     dev = resolve_device(device) if device is not None else next(model.parameters()).device
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
     model.eval()
     try:
         outs = []
-        for i in range(0, len(data), batch_size):
-            outs.append(model(tens.inputs[i:i + batch_size].to(dev)).float().cpu())
+        with input_checks(False):  # the data are checked above, the outputs below
+            for i in range(0, len(data), batch_size):
+                outs.append(model(tens.inputs[i:i + batch_size].to(dev)).float().cpu())
     finally:
         model.train(was_training)
-    return torch.cat(outs).numpy()
+    out = torch.cat(outs).numpy()
+    if not np.all(np.isfinite(out)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+        raise FloatingPointError(
+            f"predict: the model's output is not finite at sequence {idx[0]}, position "
+            f"{idx[1] if len(idx) > 1 else 0} (value {out[idx]}) although its parameters and "
+            "inputs are finite; typically its parameters grew too large in a diverged run")
+    return out
 
 
 @torch.no_grad()
@@ -405,8 +450,10 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
 
     The loss is the mean over all scored positions of the whole set (not a mean of batch
-    means).
+    means). Raises ``ValueError`` naming the parameter when the model holds NaN or inf
+    parameters.
     """
+    _require_finite_parameters(model, "evaluate")
     dev = resolve_device(device) if device is not None else next(model.parameters()).device
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
@@ -439,37 +486,93 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
 
 
 # ----------------------------------------------------------------------------- checkpoints
+#
+# A checkpoint is one file written by torch.save (atomically: temporary file, then rename) of
+# a dict holding only tensors, state dicts and one JSON string:
+#   "model", "optimizer"   state dicts
+#   "history", "evals"     dicts of 1-D tensors (int64 steps, float64 values)
+#   "torch_rng", "cuda_rng" RNG states (cuda_rng: list of tensors, or absent)
+#   "meta"                 JSON: format, step, fingerprint of the TrainConfig, first loss
+# It is read with torch.load(weights_only=True), which refuses anything that would run code.
+
+CHECKPOINT_FORMAT = "lds_toolkit-checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be used: unsafe, corrupted, foreign or of other settings."""
+
+
+def diverged_checkpoint_path(path: str | Path) -> Path:
+    """Where :func:`train` writes the state of a diverged run: ``run.pt`` ->
+    ``run.diverged.pt``, so that the last good checkpoint at ``path`` stays intact."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.diverged{path.suffix}")
+
 
 def _save_checkpoint(path: Path, model, opt, step, history, evals, cfg, first_loss):
+    from .._atomic import atomic_write
+
+    meta = {"format": CHECKPOINT_FORMAT, "step": int(step), "fingerprint": cfg.fingerprint(),
+            "first_loss": first_loss}
     state = {
-        "step": step,
         "model": model.state_dict(),
         "optimizer": opt.state_dict(),
-        "history": {k: list(v) for k, v in history.items()},
-        "evals": {k: list(v) for k, v in evals.items()},
-        "fingerprint": cfg.fingerprint(),
-        "first_loss": first_loss,
+        "history": _as_tensors_dict(history),
+        "evals": _as_tensors_dict(evals),
         "torch_rng": torch.get_rng_state(),
-        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        "meta": json.dumps(meta, allow_nan=False),
     }
+    if torch.cuda.is_available():
+        state["cuda_rng"] = torch.cuda.get_rng_state_all()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # atomic: a crash leaves the previous checkpoint intact
+    atomic_write(path, lambda fh: torch.save(state, fh))
+
+
+def _as_tensors_dict(columns: dict[str, list]) -> dict[str, torch.Tensor]:
+    return {k: torch.tensor(v, dtype=torch.int64 if k == "step" else torch.float64)
+            for k, v in columns.items()}
 
 
 def _load_checkpoint(path: Path, model, opt, cfg):
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state["fingerprint"] != cfg.fingerprint():
-        raise ValueError(f"checkpoint {path} was written with different training settings "
-                         "(only steps, eval/checkpoint frequency, threads, device and progress "
-                         "may change on resume); delete it or pass resume=False")
-    model.load_state_dict(state["model"])
-    opt.load_state_dict(state["optimizer"])
-    torch.set_rng_state(state["torch_rng"])
+    """Load ``path`` into ``model`` and ``opt``; return its metadata plus history and evals.
+    :class:`CheckpointError` for anything that is not a checkpoint of this run."""
+    advice = "delete it or pass resume=False"
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - unpickling errors come in many types
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"checkpoint {path} cannot be loaded safely ({first[:200]}); "
+                              f"it was not written by lds_toolkit.neural.train or is "
+                              f"corrupted: {advice}") from None
+    try:
+        meta = json.loads(state["meta"])
+        if meta.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}")
+        hist = {k: v.tolist() for k, v in state["history"].items()}
+        evals = {k: v.tolist() for k, v in state["evals"].items()}
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise CheckpointError(f"checkpoint {path} is not a checkpoint of this version of "
+                              f"lds_toolkit.neural.train ({type(exc).__name__}: {exc}): "
+                              f"{advice}") from None
+    if meta.get("fingerprint") != cfg.fingerprint():
+        raise CheckpointError(f"checkpoint {path} was written with different training settings "
+                              "(only steps, eval/checkpoint frequency, threads, device and "
+                              f"progress may change on resume); {advice}")
+    bad = [k for k, v in state["model"].items()
+           if torch.is_tensor(v) and v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise CheckpointError(f"checkpoint {path} holds non-finite values in {bad[0]!r}; "
+                              f"{advice}")
+    try:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["torch_rng"])
+    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"checkpoint {path} does not fit this model and optimizer "
+                              f"({str(exc)[:300]}): {advice}") from None
     if state.get("cuda_rng") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda_rng"])
-    return state
+    return {**meta, "history": hist, "evals": evals}
 
 
 # ------------------------------------------------------------------------------------ train
@@ -518,10 +621,23 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     if eval_data is not None and eval_data.kind != data.kind:
         raise ValueError(f"eval_data is a {eval_data.kind} task but data is a {data.kind} task")
 
+    _check_finite_data(data, "data")
+    if eval_data is not None:
+        _check_finite_data(eval_data, "eval_data")
     device = resolve_device(cfg.device)
     started = time.perf_counter()
-    with torch_threads(cfg.threads):
+    # the data are checked above; inside the model a non-finite value is a divergence,
+    # reported with its step from the loss, so the layers' per-call input check is off
+    with torch_threads(cfg.threads), input_checks(False):
         return _train(model, data, cfg, eval_data, callback, device, started)
+
+
+def _check_finite_data(data: SequenceTask, name: str) -> None:
+    """``ValueError`` naming the first NaN/inf entry of real-valued inputs or targets."""
+    for field_name in ("inputs", "targets"):
+        arr = getattr(data, field_name)
+        if np.issubdtype(arr.dtype, np.floating):
+            check_finite(f"{name}.{field_name}", arr)
 
 
 def _train(model, data, cfg, eval_data, callback, device, started):
@@ -620,7 +736,9 @@ def _train(model, data, cfg, eval_data, callback, device, started):
                 break
     except BaseException:
         if ckpt is not None and step > start_step:
-            _save_checkpoint(ckpt, model, opt, step, history, evals, cfg, first_loss)
+            good = non_finite_parameter(model) is None
+            _save_checkpoint(ckpt if good else diverged_checkpoint_path(ckpt), model, opt,
+                             step, history, evals, cfg, first_loss)
         raise
     finally:
         bar.close()
@@ -632,7 +750,9 @@ def _train(model, data, cfg, eval_data, callback, device, started):
         elif status != "diverged":
             final_eval = run_eval(step)
     if ckpt is not None and step > start_step:
-        _save_checkpoint(ckpt, model, opt, step, history, evals, cfg, first_loss)
+        # a diverged state never replaces the last good checkpoint: it goes beside it
+        _save_checkpoint(ckpt if report is None else diverged_checkpoint_path(ckpt),
+                         model, opt, step, history, evals, cfg, first_loss)
     if report is not None:
         if cfg.on_divergence == "raise":
             raise TrainingDivergedError(report)

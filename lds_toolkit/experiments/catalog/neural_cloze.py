@@ -108,9 +108,13 @@ class Cloze(NeuralExperiment):
             res = train(model, train_set, steps=steps, batch_size=config["batch_size"],
                         lr=config["lr"], warmup=config["warmup"], schedule="cosine",
                         weight_decay=config["weight_decay"], seed=seed, device=task_device())
-            test = evaluate(model, test_set)
-            train_fit = evaluate(model, train_set)
-            pred = predict(model, test_set)[:, 63, 0]
+            if res.diverged:  # a diverged model is not evaluated (divergence is recorded)
+                nan = {"loss": float("nan")}
+                test, train_fit, pred = nan, nan, np.full(len(test_set), np.nan)
+            else:
+                test = evaluate(model, test_set)
+                train_fit = evaluate(model, train_set)
+                pred = predict(model, test_set)[:, 63, 0]
         mean_target = float(train_set.targets[:, 63, 0].mean())
         baseline = float(np.mean((test_set.targets[:, 63, 0] - mean_target) ** 2))
         return {"test_mse": test["loss"], "train_mse": train_fit["loss"],

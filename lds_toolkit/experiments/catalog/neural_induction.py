@@ -93,8 +93,8 @@ class InductionHeads(NeuralExperiment):
                         eval_every=config["eval_every"],
                         target_accuracy=config["target_accuracy"], seed=seed,
                         device=task_device())
-            acc = {str(m): evaluate(model, d, batch_size=128)["accuracy"]
-                   for m, d in evals.items()}
+            acc = {str(m): float("nan") if res.diverged else  # divergence is recorded
+                   evaluate(model, d, batch_size=128)["accuracy"] for m, d in evals.items()}
         return {"accuracy": acc, "eval_steps": res.evals["step"],
                 "eval_accuracy": res.evals["accuracy"], **training_record(res)}
 

@@ -143,9 +143,12 @@ class AssocRecall(NeuralExperiment):
                             target_accuracy=config["target_accuracy"], seed=seed + i,
                             eval_batch_size=16 if n > 256 else 128, device=task_device())
                 rec = training_record(res)
-                acc = (res.final_eval["accuracy"] if res.final_eval
-                       else evaluate(model, test_set, batch_size=16)["accuracy"])
-                out["accuracy"][str(n)] = float(acc) if not res.diverged else float("nan")
+                if res.diverged:  # a diverged model is not evaluated (divergence recorded)
+                    acc = float("nan")
+                else:
+                    acc = (res.final_eval["accuracy"] if res.final_eval
+                           else evaluate(model, test_set, batch_size=16)["accuracy"])
+                out["accuracy"][str(n)] = float(acc)
                 out["steps"][str(n)] = rec["steps_done"]
                 out["status"][str(n)] = rec["status"]
                 out["curves"][str(n)] = (res.evals["step"], res.evals["accuracy"])
