@@ -7,6 +7,7 @@ rather than deep inside a numba core.
 
 from __future__ import annotations
 
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -53,12 +54,16 @@ def check_finite(name: str, arr: np.ndarray) -> None:
 
 def as_matrix(name: str, value, *, shape: tuple[int | None, int | None] | None = None,
               allow_complex: bool = False) -> np.ndarray:
-    """A finite 2-D float matrix, optionally of a given shape (``None`` = any size)."""
+    """A finite 2-D float matrix with at least one row and column, optionally of a given shape
+    (``None`` = any size)."""
     arr = as_float_array(name, value, allow_complex=allow_complex)
     if arr.ndim == 0:
         arr = arr.reshape(1, 1)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got shape {arr.shape}")
+    if 0 in arr.shape:  # e.g. an n = 0 system: accepted, it would break far from here
+        raise ValueError(f"{name} must have at least one row and one column, got shape "
+                         f"{arr.shape}")
     if shape is not None:
         for axis, want in enumerate(shape):
             if want is not None and arr.shape[axis] != want:
@@ -120,3 +125,40 @@ def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
+
+
+def memory_bytes() -> int | None:
+    """Physical memory of this machine in bytes (``None`` where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def _human(n_bytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if n_bytes < 1024 or unit == "EiB":
+            return f"{n_bytes:.3g} {unit}"
+        n_bytes /= 1024
+    return ""  # pragma: no cover
+
+
+def check_fits_in_memory(name: str, value, n_bytes: float, what: str) -> None:
+    """Refuse, before allocating, an argument whose result cannot fit in this machine's
+    memory: ``ValueError`` "``name``=``value`` is too large: ``what`` need N GiB, more than
+    this machine's M GiB of memory". (Passing this check does not promise the allocation
+    succeeds; numpy then raises ``MemoryError``.)"""
+    total = memory_bytes()
+    if total is not None and n_bytes > total:
+        raise ValueError(f"{name}={value} is too large: {what} need {_human(n_bytes)}, more "
+                         f"than this machine's {_human(total)} of memory")
+
+
+def check_finite_result(name: str, arr, cause: str) -> np.ndarray:
+    """``arr`` if it is finite; else ``ValueError`` blaming ``cause`` (the argument that made
+    the computation overflow) and naming the first bad entry of the result ``name``."""
+    arr = np.asarray(arr)
+    if arr.size and not np.all(np.isfinite(arr)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"{cause}: {name} is not finite (entry {idx} is {arr[idx]})")
+    return arr

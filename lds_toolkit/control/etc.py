@@ -50,6 +50,7 @@ from .._validation import (
     as_float_array,
     as_matrix,
     check_choice,
+    check_fits_in_memory,
     check_positive_int,
     check_real,
 )
@@ -695,6 +696,9 @@ def simulate_etc(system: ETCSystem, rule: TriggerRule, x0, *, horizon: float = 1
     output_step = check_real("output_step", output_step, low=0.0, low_inclusive=False)
     if output_step > horizon:
         raise ValueError(f"output_step must be <= horizon ({horizon:g}), got {output_step:g}")
+    check_fits_in_memory("horizon / output_step", f"{horizon:g} / {output_step:g}",
+                         8.0 * (horizon / output_step + 1) * (2 * n + 4),
+                         f"the {horizon / output_step + 1:.3g} points of the output grid")
 
     internal = rule.internal(system)
     if internal is not None:
@@ -740,7 +744,8 @@ def simulate_etc(system: ETCSystem, rule: TriggerRule, x0, *, horizon: float = 1
                      truncated=truncated, system=system, trigger=rule)
 
 
-def _g(system, rule, tau, Z, eta, n):
+def _g(system, rule, tau, Z, eta, n, t_last=0.0):
+    """The rule's g at offsets ``tau`` after the last event (at time ``t_last``)."""
     x = Z[:, :n]
     e = Z[:, n:] - x
     g = np.asarray(rule.function(system, np.asarray(tau, dtype=float), x, e, eta), dtype=float)
@@ -748,13 +753,19 @@ def _g(system, rule, tau, Z, eta, n):
         raise ValueError(f"{type(rule).__name__}.function must return shape ({Z.shape[0]},), "
                          f"got {g.shape}")
     if not np.all(np.isfinite(g)):
-        raise FloatingPointError(f"{type(rule).__name__}.function returned non-finite values")
+        i = int(np.flatnonzero(~np.isfinite(g))[0])
+        t = t_last + float(np.asarray(tau, dtype=float).reshape(-1)[i])
+        raise FloatingPointError(
+            f"{type(rule).__name__}.function returned a non-finite value at t = {t:.6g} "
+            f"(max |x_j| = {np.max(np.abs(x[i])):.3g}, max |e_j| = {np.max(np.abs(e[i])):.3g}):"
+            " the state overflows float64 arithmetic there; the run stopped")
     return g
 
 
-def _fires_at_once(system, rule, x, eta, n) -> bool:
+def _fires_at_once(system, rule, x, eta, n, t) -> bool:
     z = np.concatenate([x, x])[None, :]
-    return bool(_g(system, rule, [0.0], z, None if eta is None else np.array([eta]), n)[0] <= 0)
+    return bool(_g(system, rule, [0.0], z, None if eta is None else np.array([eta]), n,
+                   t)[0] <= 0)
 
 
 def _run_grid(system, rule, flow, x0, eta0, horizon, h, max_events):
@@ -766,13 +777,13 @@ def _run_grid(system, rule, flow, x0, eta0, horizon, h, max_events):
     k_a, k_i = 0, 0                         # anchor and last-event grid indices
     z_a = np.concatenate([x0, x0])
     eta_a = eta0
-    if _fires_at_once(system, rule, x0, eta0, n):
+    if _fires_at_once(system, rule, x0, eta0, n, 0.0):
         return times, states, etas, True, False
     while k_a < N:
         count = min(N - k_a, table.n_steps)
         Z, eta = table.scan(z_a, eta_a, count)
         ks = np.arange(k_a + 1, k_a + count + 1)
-        g = _g(system, rule, (ks - k_i) * h, Z, eta, n)
+        g = _g(system, rule, (ks - k_i) * h, Z, eta, n, k_i * h)
         hits = np.flatnonzero(g <= 0)
         if hits.size == 0:
             k_a += count
@@ -787,7 +798,7 @@ def _run_grid(system, rule, flow, x0, eta0, horizon, h, max_events):
         states.append(x_e)
         etas.append(eta_a)
         z_a = np.concatenate([x_e, x_e])
-        if _fires_at_once(system, rule, x_e, eta_a, n):
+        if _fires_at_once(system, rule, x_e, eta_a, n, k_a * h):
             return times, states, etas, True, False
         if len(times) - 1 >= max_events and k_a < N:
             return times, states, etas, False, True
@@ -808,7 +819,7 @@ def _run_checks(system, rule, flow, x0, eta0, checks, max_events, chunk=128):
     z = np.concatenate([x0, x0])
     eta = eta0
     t_i = 0.0
-    if _fires_at_once(system, rule, x0, eta0, n):
+    if _fires_at_once(system, rule, x0, eta0, n, 0.0):
         return times, states, etas, True, False
     k, N = 0, checks.size
     while k < N:
@@ -822,7 +833,7 @@ def _run_checks(system, rule, flow, x0, eta0, checks, max_events, chunk=128):
                 ETA[j] = ee
             zz = E[k + j] @ zz
             Z[j] = zz
-        g = _g(system, rule, checks[k:k + m] - t_i, Z, ETA, n)
+        g = _g(system, rule, checks[k:k + m] - t_i, Z, ETA, n, t_i)
         hits = np.flatnonzero(g <= 0)
         if hits.size == 0:
             z, eta = Z[-1], (None if G is None else float(ETA[-1]))
@@ -837,7 +848,7 @@ def _run_checks(system, rule, flow, x0, eta0, checks, max_events, chunk=128):
         etas.append(eta)
         z = np.concatenate([x_e, x_e])
         k += j + 1
-        if _fires_at_once(system, rule, x_e, eta, n):
+        if _fires_at_once(system, rule, x_e, eta, n, t_i):
             return times, states, etas, True, False
         if len(times) - 1 >= max_events and k < N:
             return times, states, etas, False, True
@@ -857,14 +868,14 @@ def _run_exact(system, rule, flow, x0, eta0, horizon, delta, tol, max_events):
     s_a = 0.0                                # anchor offset from t_i
     z_a = np.concatenate([x0, x0])           # state at the anchor
     eta_a = eta0
-    if _fires_at_once(system, rule, x0, eta0, n):
+    if _fires_at_once(system, rule, x0, eta0, n, 0.0):
         return times, states, etas, True, False
 
     def g_from(lo, z_lo, eta_lo):            # exact g at offset s from t_i, flowed from lo
         def g(s):
             z, eta = flow.evaluate(s - lo, z_lo, eta_lo)
             return _g(system, rule, [s], z[None, :],
-                      None if eta is None else np.array([eta]), n)[0]
+                      None if eta is None else np.array([eta]), n, t_i)[0]
         return g
 
     while True:
@@ -878,7 +889,7 @@ def _run_exact(system, rule, flow, x0, eta0, horizon, delta, tol, max_events):
         if count > 0:
             Z, eta = table.scan(z_a, eta_a, count)
             offs = s_a + delta * np.arange(1, count + 1)
-            g = _g(system, rule, offs, Z, eta, n)
+            g = _g(system, rule, offs, Z, eta, n, t_i)
             hits = np.flatnonzero(g <= 0)
             if hits.size:
                 j = int(hits[0])
@@ -910,7 +921,7 @@ def _run_exact(system, rule, flow, x0, eta0, horizon, delta, tol, max_events):
         states.append(x_e)
         etas.append(eta_e)
         s_a, z_a, eta_a = 0.0, np.concatenate([x_e, x_e]), eta_e
-        if _fires_at_once(system, rule, x_e, eta_e, n):
+        if _fires_at_once(system, rule, x_e, eta_e, n, t_i):
             return times, states, etas, True, False
         if len(times) - 1 >= max_events and t_i < horizon:
             return times, states, etas, False, True

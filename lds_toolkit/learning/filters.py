@@ -37,8 +37,9 @@ against 60-digit mpmath), and filters down to :data:`EXTENDED_FLOOR` are still r
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
-import tempfile
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -46,8 +47,9 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg as sla
 
+from .._atomic import atomic_write_bytes
 from .._threads import one_thread
-from .._validation import check_choice, check_int
+from .._validation import check_choice, check_fits_in_memory, check_int
 from ._extended import EXTENDED_EPS, refine_eigenpairs
 from ._hankel import HankelFFT, dense_matrix
 
@@ -198,31 +200,59 @@ def _cache_path(kind: str, T: int, k: int, precision: str = "double") -> Path:
     return cache_dir() / f"spectral_filters_v{_CACHE_VERSION}_{kind}_T{T}_k{k}{tag}.npz"
 
 
-def _cache_load(path: Path, T: int, k: int):
+def _cache_checksum(kind: str, T: int, k: int, precision: str, sigma, phi) -> str:
+    """SHA-256 over the cache key and the arrays (dtype, shape and bytes)."""
+    h = hashlib.sha256(f"spectral_filters v{_CACHE_VERSION} {kind} T={T} k={k} "
+                       f"{precision}".encode())
+    for a in (sigma, phi):
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _cache_load(path: Path, kind: str, T: int, k: int, precision: str):
+    """The cached (sigma, phi), or None (with one warning naming the reason) when the file is
+    unreadable, truncated, foreign or altered: it is then recomputed and rewritten."""
     try:
-        with np.load(path) as z:
+        data = path.read_bytes()  # no handle stays open whatever the content
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return _cache_reject(path, f"unreadable: {exc.strerror or exc}")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             sigma, phi = np.array(z["sigma"]), np.array(z["phi"])
-    except (OSError, KeyError, ValueError):
-        return None
-    if sigma.shape != (k,) or phi.shape != (T, k) or not np.all(np.isfinite(phi)):
-        return None
+            stored = str(z["sha256"]) if "sha256" in z.files else None
+    except Exception as exc:  # noqa: BLE001 - zip, npy and pickle refusals come in many types
+        return _cache_reject(path, f"not a readable .npz ({type(exc).__name__}, "
+                                   f"{len(data)} bytes)")
+    if stored is None:
+        return _cache_reject(path, "no checksum (an older cache format, or not written by "
+                                   "lds_toolkit)")
+    if sigma.shape != (k,) or phi.shape != (T, k):
+        return _cache_reject(path, f"shapes {sigma.shape}, {phi.shape} instead of ({k},), "
+                                   f"({T}, {k})")
+    if stored != _cache_checksum(kind, T, k, precision, sigma, phi):
+        return _cache_reject(path, "checksum mismatch (altered or corrupted)")
     return sigma, phi
 
 
-def _cache_store(path: Path, sigma: np.ndarray, phi: np.ndarray) -> None:
-    """Write atomically: a temporary file in the same directory, then os.replace."""
+def _cache_reject(path: Path, reason: str) -> None:
+    warnings.warn(f"filter cache file {path} failed its integrity check ({reason}); the "
+                  "filters are recomputed and the file rewritten", RuntimeWarning, stacklevel=4)
+    return None
+
+
+def _cache_store(path: Path, kind: str, T: int, k: int, precision: str,
+                 sigma: np.ndarray, phi: np.ndarray) -> None:
+    """Write atomically (temporary file in the same directory, then rename), with the
+    checksum :func:`_cache_load` verifies."""
+    buf = io.BytesIO()
+    np.savez(buf, allow_pickle=False, sigma=sigma, phi=phi,
+             sha256=np.array(_cache_checksum(kind, T, k, precision, sigma, phi)))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, sigma=sigma, phi=phi)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, buf.getvalue())
     except OSError as exc:
         warnings.warn(f"could not write filter cache {path}: {exc}", RuntimeWarning, stacklevel=3)
 
@@ -262,7 +292,9 @@ def spectral_filters(
         (each half descending) and phi shape (T, 2k).
     cache : bool
         With ``method="auto"``, load/store the result in :func:`cache_dir` under the key
-        (kind, T, k); writes are atomic (temporary file + ``os.replace``).  Results read or
+        (kind, T, k); writes are atomic (temporary file + ``os.replace``) and carry a SHA-256
+        of key and arrays; a file that fails it (truncated, altered, foreign) is reported
+        once (RuntimeWarning), recomputed and rewritten.  Results read or
         written are also kept in memory (at most 256 MB, least recently used first out),
         keyed by the cache file, so repeated calls do not touch the disk.
     precision : {"double", "extended"}
@@ -293,6 +325,7 @@ def spectral_filters(
     k = check_int("k", k)
     if k > T:
         raise ValueError(f"k must be <= T (a T x T matrix has T eigenpairs), got k={k}, T={T}")
+    check_fits_in_memory("T", T, 8.0 * T * k, f"the (T, k={k}) float64 filters alone")
     kind = _check_kind(kind)
     check_choice("method", method, _METHODS)
     check_choice("branch", branch, _BRANCHES)
@@ -304,7 +337,7 @@ def spectral_filters(
         path = _cache_path(kind, T, k, precision)
         result = _memory_get((str(path), kind, T, k))
         if result is None and path.exists():
-            result = _cache_load(path, T, k)
+            result = _cache_load(path, kind, T, k, precision)
             if result is not None:
                 _memory_put((str(path), kind, T, k), *result)
     if result is None:
@@ -320,7 +353,7 @@ def spectral_filters(
                 sigma, phi = refine_eigenpairs(phi, k, kind)
         result = (sigma, _fix_signs(phi))
         if use_cache:
-            _cache_store(path, *result)
+            _cache_store(path, kind, T, k, precision, *result)
             _memory_put((str(path), kind, T, k), *result)
     sigma, phi = result[0].copy(), result[1].copy()
 

@@ -54,7 +54,7 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_int
+from .._validation import as_float_array, check_choice, check_fits_in_memory, check_int
 from ._kernels import ar_part, lagged_features, ogd_loop
 from .filters import spectral_filters
 
@@ -269,7 +269,9 @@ class OnlineLearner(ABC):
         y_t = self._end_step(y_t)
         x, pred = self._pending
         err = pred - y_t
-        if not np.all(np.isfinite(err)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            loss = float(err @ err)  # the loss, as the batch path checks it: ||err||^2 may
+        if not np.isfinite(loss):    # overflow while err itself is finite
             raise LearnerDivergedError(self.n_updates_, type(self).__name__)
         if self._learns and x.shape[0]:
             eta = self.step_sizes(1, self.n_updates_)[0]
@@ -361,6 +363,8 @@ class _SpectralBase(OnlineLearner):
                              f"({type(self).__name__}), got {self.k}")
         L = self.context_length
         check_int("context", L, self._min_context, T)
+        check_fits_in_memory("horizon", T, 8.0 * T * self.k,
+                             f"the (horizon, k={self.k}) float64 spectral filters alone")
         return T, int(self.k), L
 
     def _radius(self):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._repr import compact_repr
+from .._validation import check_int
 from ._hindsight import AugmentedQR, solve_block_ball_lsq
 from .learners import BestInHindsight, OnlineLearner, _as_streams
 
@@ -40,11 +41,30 @@ def cumulative_loss(losses) -> np.ndarray:
 
 def regret_grid(n: int, n_points: int = 32, start: int = 1) -> np.ndarray:
     """Geometric grid of horizons in [start, n] (integers, unique, always containing n)."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_int("n", n, 1)
+    n_points = check_int("n_points", n_points, 2)
     start = min(max(int(start), 1), n)
     g = np.unique(np.round(np.geomspace(start, n, n_points)).astype(int))
     return g if g[-1] == n else np.r_[g, n]
+
+
+def _integer_grid(t_grid, n: int) -> np.ndarray:
+    """``t_grid`` as int64 if it holds strictly increasing integers in [1, n] (integral floats
+    such as 10.0 accepted), else ``ValueError``; never truncates 10.7 to 10."""
+    raw = np.asarray(t_grid)
+    want = f"t_grid must be increasing integers in [1, {n}]"
+    if raw.ndim != 1 or raw.size == 0 or not (np.issubdtype(raw.dtype, np.integer)
+                                               or np.issubdtype(raw.dtype, np.floating)):
+        raise ValueError(f"{want}, got {raw.dtype} array of shape {raw.shape}")
+    if np.issubdtype(raw.dtype, np.floating):
+        frac = ~np.isfinite(raw) | (raw != np.round(raw))
+        if np.any(frac):
+            i = int(np.flatnonzero(frac)[0])
+            raise ValueError(f"{want}; entry {i} is {float(raw[i])!r}, not an integer")
+    grid = raw.astype(np.int64)
+    if np.any(np.diff(grid) <= 0) or grid[0] < 1 or grid[-1] > n:
+        raise ValueError(f"{want}, got {grid}")
+    return grid
 
 
 @dataclass(frozen=True, repr=False)
@@ -112,6 +132,11 @@ def asymmetric_regret(learner: OnlineLearner, u, y, *, benchmark_context: int | 
     tol : float
         Certified relative gap required of every benchmark solve.
     """
+    if not isinstance(learner, OnlineLearner):
+        raise TypeError(f"learner must be an OnlineLearner instance (SpectralFiltering, "
+                        f"SpectralFilteringAR2, LastValue, ...), got {type(learner).__name__} "
+                        f"{learner!r}")
+    n_points = check_int("n_points", n_points, 2)
     u, y = _as_streams(u, y)
     if losses is None:
         learner.fit_predict(u, y)
@@ -130,9 +155,7 @@ def asymmetric_regret(learner: OnlineLearner, u, y, *, benchmark_context: int | 
     p = m * d_in
     if t_grid is None:
         t_grid = regret_grid(n, n_points, start=max(2 * p, 8))
-    t_grid = np.asarray(t_grid, dtype=int)
-    if t_grid.ndim != 1 or np.any(np.diff(t_grid) <= 0) or t_grid[0] < 1 or t_grid[-1] > n:
-        raise ValueError(f"t_grid must be increasing integers in [1, {n}], got {t_grid}")
+    t_grid = _integer_grid(t_grid, n)
     D = X.reshape(n, p)
     Z = y - base
     qr = AugmentedQR(p, d_out)

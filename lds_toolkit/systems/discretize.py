@@ -39,29 +39,48 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_choice, check_real
+from .._validation import check_choice, check_finite_result, check_real
 from .lds import LDS, require_continuous
 
 METHODS = ("zoh", "bilinear", "tustin")
 
 
 def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
-    """(A_d, B_d) of the zero-order hold, from one matrix exponential of [[A, B], [0, 0]]·dt."""
+    """(A_d, B_d) of the zero-order hold, from one matrix exponential of [[A, B], [0, 0]]·dt.
+
+    ``ValueError`` naming ``dt`` when e^{A dt} overflows float64."""
     n, m = B.shape
     block = np.zeros((n + m, n + m))
-    block[:n, :n] = A * dt
-    block[:n, n:] = B * dt
-    E = scipy.linalg.expm(block)
-    return E[:n, :n], E[:n, n:]
+    with np.errstate(over="ignore", invalid="ignore"):
+        block[:n, :n] = A * dt
+        block[:n, n:] = B * dt
+        E = scipy.linalg.expm(block) if np.all(np.isfinite(block)) else block * np.nan
+    with np.errstate(over="ignore"):
+        scale = float(np.linalg.norm(A, 1)) * dt
+    cause = (f"dt={dt:g} is too large for the zero-order hold of this system: computing "
+             f"e^(A dt) overflows float64 (norm(A) * dt = {scale:.4g}); use a smaller dt")
+    return (check_finite_result("A_d", E[:n, :n], cause),
+            check_finite_result("B_d", E[:n, n:], cause))
 
 
 def _bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
     n = A.shape[0]
     I = np.eye(n)
-    lu = scipy.linalg.lu_factor(I - 0.5 * dt * A)
+    M_inv = I - 0.5 * dt * A
+    with np.errstate(over="ignore", invalid="ignore"):
+        cond = np.linalg.cond(M_inv) if np.all(np.isfinite(M_inv)) else np.inf
+    if not cond < 1.0 / np.finfo(float).eps:
+        lam = np.linalg.eigvals(A)
+        near = lam[np.argmin(np.abs(lam - 2.0 / dt))] if np.all(np.isfinite(lam)) else np.nan
+        raise ValueError(
+            f"dt={dt:g} makes I - dt/2 A singular (condition number {cond:.3g}): A has an "
+            f"eigenvalue {complex(near):.6g} at or near 2/dt = {2.0 / dt:.6g}, where the "
+            "bilinear (Tustin) map is undefined; choose another dt")
+    lu = scipy.linalg.lu_factor(M_inv)
     Ad = scipy.linalg.lu_solve(lu, I + 0.5 * dt * A)
     Bd = scipy.linalg.lu_solve(lu, dt * B)
-    return lu, Ad, Bd
+    cause = f"dt={dt:g} makes the bilinear discretisation overflow float64; use a smaller dt"
+    return lu, check_finite_result("A_d", Ad, cause), check_finite_result("B_d", Bd, cause)
 
 
 def _sample_time(dt) -> float:

@@ -18,6 +18,7 @@ the values are returned as computed (the theory assumes eigenvalues in [0, 1]).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,13 +87,19 @@ class EigenvalueRegions:
         return out
 
 
+#: Largest horizon whose region edges float64 can tell apart from 1: above it
+#: 1 - 1/(2 T^(5/4)) rounds to 1.0 (the exact threshold is about 2^42.4).
+MAX_T = 2**42
+
+
 def eigenvalue_regions(T: int, q: float = 7 / 8) -> EigenvalueRegions:
     """Regions A and B of the length-generalization paper for horizon ``T`` and exponent ``q``.
 
     Parameters
     ----------
     T : int
-        Horizon (sequence length), >= 2.
+        Horizon (sequence length), in [2, :data:`MAX_T` = 2**42] (above, Region B's upper
+        edge is not representable in float64).
     q : float
         Context exponent in [0, 1]; the paper's Figure 1 uses q = 7/8.
 
@@ -113,9 +120,12 @@ def eigenvalue_regions(T: int, q: float = 7 / 8) -> EigenvalueRegions:
     (0.999751, 2.697e-06)
     """
     T = check_int("T", T, 2)
+    if T > MAX_T:
+        raise ValueError(f"T must be an integer in [2, 2**42 = {MAX_T}] (above, Region B's "
+                         f"upper edge 1 - 1/(2 T^(5/4)) rounds to 1 in float64), got {T}")
     q = check_real("q", q, low=0.0, high=1.0)
-    low_b = 1.0 - np.log(T) / (8.0 * T**q)
-    high_b = 1.0 - 1.0 / (2.0 * T**1.25)
+    low_b = 1.0 - math.log(T) / (8.0 * float(T) ** q)
+    high_b = 1.0 - 1.0 / (2.0 * float(T) ** 1.25)
     if not low_b < high_b:
         raise ValueError(
             f"Region B is empty for T={T}, q={q:g}: 1 - log T/(8 T^q) = {low_b:.6g} is not below "
