@@ -153,3 +153,21 @@ def test_bad_runner_arguments(tmp_path):
         reproduce("lds-impulse", quick=True, jobs=0, out=tmp_path, progress=False)
     with pytest.raises(ValueError, match="seed must be an integer >= 0, got -1"):
         reproduce("lds-impulse", quick=True, seed=-1, out=tmp_path)
+
+
+@pytest.mark.slow
+def test_a_real_dask_cluster_through_its_address_gives_the_same_bytes(tmp_path):
+    """The --scheduler path (Client(address, timeout)) with worker processes (45 s: each
+    worker process imports and compiles the toolkit)."""
+    distributed = pytest.importorskip("dask.distributed")
+    local = reproduce("lds-impulse", quick=True, seeds=2, out=tmp_path / "local",
+                      progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, host="127.0.0.1") as cluster:
+        remote = reproduce("lds-impulse", quick=True, seeds=2, out=tmp_path / "dask",
+                           scheduler=cluster.scheduler_address, progress=False)
+    assert remote.stats.n_computed == local.stats.n_computed == 6
+    assert (tmp_path / "local/lds-impulse/summary.json").read_bytes() == \
+        (tmp_path / "dask/lds-impulse/summary.json").read_bytes()
+    run = json.loads((tmp_path / "dask/lds-impulse/run.json").read_text())
+    assert run["backend"] == "dask"
