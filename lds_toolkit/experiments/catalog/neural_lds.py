@@ -90,7 +90,7 @@ class LDSStreams(NeuralExperiment):
                    "d_model": 64, "steps": 5000, "seeds": 3}
         cfg.update(eval_factors=[1, 2, 4], region_q=7 / 8, regions=["A", "B"], d_in=1,
                    d_out=1, n_layers=2, norm="none", mlp_ratio=2.0, batch_size=16, lr=2e-3,
-                   warmup=50, weight_decay=0.0, lr_grid=LR_GRID,
+                   warmup=50, weight_decay=0.0, lr_grid=LR_GRID, filter_precision="double",
                    models=list(NEURAL) + list(LEARNERS))
         if seeds is not None:
             cfg["seeds"] = seeds
@@ -138,8 +138,8 @@ class LDSStreams(NeuralExperiment):
             radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FilterPrecisionWarning)
-                schedule, lr = choose_step_size(cls, config, radius, val_raw.info["u"][0],
-                                                val_raw.info["y"][0])
+                (schedule, lr), _ = choose_step_size(cls, config, radius,
+                                                     val_raw.info["u"][0], val_raw.info["y"][0])
                 learner = cls(horizon=T, k=config["k"], context=L, radius=radius, lr=lr,
                               lr_schedule=schedule)
             extra = {"lr": lr, "lr_schedule": schedule}
