@@ -43,3 +43,28 @@ class SlowSquares(Experiment):
 
 def ran_tasks(log_dir) -> list[int]:
     return sorted(int(p.name.split("-")[1]) for p in Path(log_dir).glob("ran-*"))
+
+
+class TinyPlot(Experiment):
+    """Two cheap tasks, a summary, arrays and a small figure: the full output path of a run
+    in well under a second (for the tests of the final writes)."""
+
+    name = "tiny-plot"
+    description = "test fixture"
+
+    def config(self, scale, seeds):
+        return {"seeds": seeds or 2, "n": 2000}
+
+    def run_task(self, config, task, rng):
+        return {"x": rng.standard_normal(config["n"])}
+
+    def summarize(self, config, tasks, results):
+        x = np.stack([r["x"] for r in results])
+        return {"mean": float(x.mean()), "x": x[:, :200].tolist()}, {"x": x}
+
+    def plot(self, config, summary, arrays, outdir):
+        from lds_toolkit.experiments.plotting import figure, save_figure
+
+        fig, ax = figure()
+        ax.plot(arrays["x"][0])
+        return save_figure(fig, outdir, "tiny")

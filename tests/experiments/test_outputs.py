@@ -22,7 +22,7 @@ from lds_toolkit.experiments.outputs import (
     verify_outputs,
 )
 
-from ._slow_experiment import SlowSquares, ran_tasks
+from ._slow_experiment import SlowSquares, TinyPlot, ran_tasks
 
 HERE = Path(__file__).resolve().parent
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -110,17 +110,19 @@ KILL_SCRIPT = """
 import json, os, signal, sys
 from pathlib import Path
 import numpy as np
+sys.path.insert(0, sys.argv[2])
+from _slow_experiment import TinyPlot
 from lds_toolkit.experiments import reproduce
 from lds_toolkit.experiments.outputs import verify_outputs
 
 out = Path(sys.argv[1])
-outdir = out / "lds-impulse"
-reproduce("lds-impulse", quick=True, seeds=1, out=out, progress=False)
+outdir = out / "tiny-plot"
+reproduce(TinyPlot(), out=out, progress=False)
 real_replace = os.replace
 report = []
 for k in range(1, 6):          # the 5 final writes: summary, arrays, png, pdf, run.json
     for when in ("before", "after"):
-        seed = 2 * k + (when == "after")
+        seed = 1  # its tasks are computed by the first child and loaded by the others
         pid = os.fork()
         if pid == 0:
             count = 0
@@ -136,7 +138,7 @@ for k in range(1, 6):          # the 5 final writes: summary, arrays, png, pdf, 
                     os.kill(os.getpid(), signal.SIGKILL)
 
             os.replace = replace
-            reproduce("lds-impulse", quick=True, seeds=1, seed=seed, out=out, progress=False)
+            reproduce(TinyPlot(), seed=seed, out=out, progress=False)
             os._exit(0)
         _, status = os.waitpid(pid, 0)
         row = {"k": k, "when": when, "killed": os.WIFSIGNALED(status),
@@ -155,8 +157,8 @@ def test_sigkill_during_the_final_writes_never_leaves_run_json_vouching_for_a_ba
     """SIGKILL before and after each rename of the final writes (10 kills): whenever run.json
     exists it vouches only for complete files of the same run; summary.json and arrays.npz
     are always whole (of the old run or the new one)."""
-    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(tmp_path)], env=ENV,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(tmp_path), str(HERE)],
+                          env=ENV, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(report) == 10 and all(row["killed"] for row in report)
@@ -171,30 +173,32 @@ def test_sigkill_during_the_final_writes_never_leaves_run_json_vouching_for_a_ba
     assert [(r["k"], r["when"]) for r in report if r["run_json"]] == [(5, "after")]
     # a kill before the first rename leaves the previous summary, after it the new one
     first = {r["when"]: r["summary_seed"] for r in report if r["k"] == 1}
-    assert first == {"before": 0, "after": 3}
+    assert first == {"before": 0, "after": 1}
 
 
 def test_a_concurrent_reader_never_sees_a_partial_file(tmp_path):
-    reproduce("lds-impulse", quick=True, seeds=1, out=tmp_path, progress=False)
-    outdir = tmp_path / "lds-impulse"
+    reproduce(TinyPlot(), out=tmp_path, progress=False)
+    outdir = tmp_path / "tiny-plot"
     script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        from _slow_experiment import TinyPlot
         from lds_toolkit.experiments import reproduce
-        for seed in range(2):
-            reproduce("lds-impulse", quick=True, seeds=1, seed=seed % 2,
-                      out={str(tmp_path)!r}, progress=False)
+        for seed in range(8):
+            reproduce(TinyPlot(), seed=seed % 2, out={str(tmp_path)!r}, progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], env=ENV)
     reads = bad = 0
     while proc.poll() is None:
         for read in (lambda: json.loads((outdir / "summary.json").read_text()),
-                     lambda: np.load(outdir / "arrays.npz")["impulse_response"],
-                     lambda: (outdir / "impulse_regions.png").read_bytes()[-8:]):
+                     lambda: np.load(outdir / "arrays.npz")["x"],
+                     lambda: (outdir / "tiny.png").read_bytes()[-8:]):
             try:
                 value = read()
                 assert len(value) > 0
             except Exception:  # noqa: BLE001 - counting every kind of bad read
                 bad += 1
             reads += 1
-        time.sleep(0.001)
+        time.sleep(0.005)
     assert proc.returncode == 0
     assert reads > 100 and bad == 0
