@@ -11,6 +11,7 @@ numbers.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,41 @@ def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
     atomic_write_text(md, to_markdown(rows))
     atomic_write_text(js, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
     return md, js
+
+
+def _scale_cell(row: ReportRow) -> str:
+    r = row.result
+    if r.verdict == NOT_RUN:
+        return "—"
+    spread = _spread_text(r)
+    verdict = r.verdict if r.expected else f"{r.verdict} (not expected at this scale)"
+    value = format_value(r.value) + (f" (seeds {spread})" if spread else "")
+    return f"{value}: **{verdict}**"
+
+
+def reproduction_table(roots: Mapping[str, str | Path],
+                       names: list[str] | None = None) -> str:
+    """One Markdown table of every declared claim judged at several scales.
+
+    ``roots`` maps a scale to the output root that holds its runs (``{"quick":
+    "docs/results/quick", "paper": ...}``); each claim gets one column per scale with our
+    number, its spread over seeds and the verdict, or ``—`` where that scale has no run.
+    The docs' reproduction table is this function applied to the committed numbers.
+    """
+    scales = list(roots)
+    reports = {s: build_report(roots[s], names) for s in scales}
+    headers = ["experiment", "paper", "claim", "threshold", *scales]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    first = reports[scales[0]] if scales else []
+    for i, row in enumerate(first):
+        c = row.result.claim
+        cells = [f"`{row.experiment}`", f"{c.paper}, {c.where}", c.statement,
+                 c.describe_test()]
+        for s in scales:
+            other = reports[s][i]  # same registry, same order of claims
+            if other.result.scale not in (None, s):
+                raise ValueError(f"{roots[s]}/{row.experiment} holds a {other.result.scale!r} "
+                                 f"run, not {s!r}")
+            cells.append(_scale_cell(other))
+        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(lines) + "\n"
