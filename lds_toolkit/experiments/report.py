@@ -129,8 +129,7 @@ def _scale_cell(row: ReportRow) -> str:
         return "—"
     spread = _spread_text(r)
     verdict = r.verdict if r.expected else f"{r.verdict} (not expected at this scale)"
-    value = format_value(r.value) + (f" (seeds {spread})" if spread else "")
-    return f"{value}: **{verdict}**"
+    return f"**{verdict}**<br>{format_value(r.value)}" + (f" (seeds {spread})" if spread else "")
 
 
 def reproduction_table(roots: Mapping[str, str | Path],
@@ -138,24 +137,26 @@ def reproduction_table(roots: Mapping[str, str | Path],
     """One Markdown table of every declared claim judged at several scales.
 
     ``roots`` maps a scale to the output root that holds its runs (``{"quick":
-    "docs/results/quick", "paper": ...}``); each claim gets one column per scale with our
-    number, its spread over seeds and the verdict, or ``—`` where that scale has no run.
-    The docs' reproduction table is this function applied to the committed numbers.
+    "docs/results/quick", "paper": ...}``); each claim gets one column per scale that has at
+    least one run, with the verdict, our number and its spread over seeds, or ``—`` where
+    that scale has no run of the experiment. The docs' reproduction table is this function
+    applied to the committed numbers.
     """
-    scales = list(roots)
-    reports = {s: build_report(roots[s], names) for s in scales}
-    headers = ["experiment", "paper", "claim", "threshold", *scales]
+    reports = {s: build_report(roots[s], names) for s in roots}
+    for s, rows in reports.items():
+        for row in rows:
+            if row.result.scale not in (None, s):
+                raise ValueError(f"{roots[s]}/{row.experiment} holds a "
+                                 f"{row.result.scale!r} run, not {s!r}")
+    scales = [s for s, rows in reports.items() if any(r.result.verdict != NOT_RUN
+                                                        for r in rows)]
+    headers = ["experiment", "claim", "threshold", *scales]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    first = reports[scales[0]] if scales else []
+    first = next(iter(reports.values()), [])
     for i, row in enumerate(first):
         c = row.result.claim
-        cells = [f"`{row.experiment}`", f"{c.paper}, {c.where}", c.statement,
+        cells = [f"`{row.experiment}`<br>{c.paper}, {c.where}", c.statement,
                  c.describe_test()]
-        for s in scales:
-            other = reports[s][i]  # same registry, same order of claims
-            if other.result.scale not in (None, s):
-                raise ValueError(f"{roots[s]}/{row.experiment} holds a {other.result.scale!r} "
-                                 f"run, not {s!r}")
-            cells.append(_scale_cell(other))
+        cells += [_scale_cell(reports[s][i]) for s in scales]  # same registry, same order
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
     return "\n".join(lines) + "\n"
