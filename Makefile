@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JOBS   ?= 2
 
-.PHONY: figures full test test-slow test-gpu bench lint docs docs-check results venv clean
+.PHONY: figures full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
 
 venv: $(STAMP)
 
@@ -32,8 +32,12 @@ full: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 # The site in strict mode (broken links or references, a failing tutorial: error). The

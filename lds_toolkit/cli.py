@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .experiments.base import SCALES
 
@@ -30,7 +32,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
-def run_script(names, describe=None, argv: list[str] | None = None,
+def run_script(names: str | Sequence[str], describe: Callable[[Any], object] | None = None,
+               argv: list[str] | None = None,
                description: str | None = None) -> list:
     """Entry point of a ``simulations/`` script: parse the shared options, reproduce each
     experiment in ``names``, print its numbers (``describe(result)``, or the summary without
