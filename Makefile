@@ -1,7 +1,8 @@
 # Two commands on a fresh machine (each creates .venv and installs when needed):
 #   make figures   quick reproduction of every registered experiment into figures/
 #   make test      ruff + the default test suite (< 10 min on 2 cores)
-# Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench, make full.
+# Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench, make full,
+#   make docs (the site, strict), make docs-check (it in headless Chromium), make results.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -9,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JOBS   ?= 2
 
-.PHONY: figures full test test-slow test-gpu bench lint venv clean
+.PHONY: figures full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
 
 venv: $(STAMP)
 
@@ -17,7 +18,7 @@ venv: $(STAMP)
 # wheel by constraints.txt: an unpinned torch pulls several GB of CUDA packages.
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[nn,dist,dev]" -c constraints.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[nn,dist,dev,docs]" -c constraints.txt
 	@touch $(STAMP)
 
 figures: $(STAMP)
@@ -31,9 +32,31 @@ full: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# The site in strict mode (broken links or references, a failing tutorial: error). The
+# tutorials are executed (full size; cached in .cache/docs-tutorials/ until they or the
+# package change). The test suite builds it without executing them (tests/test_docs_site.py).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+# Serve site/ on localhost, load pages in headless Chromium (Debian's package: apt-get
+# install chromium), fail on console errors or missing images, screenshots in docs-check/.
+docs-check: docs
+	@test -x $(BIN)/playwright || $(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[browser]"
+	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
+
+# Copy the runs under FROM (default figures/) into docs/results/ and regenerate the
+# reproduction table of docs/index.md, e.g. make results FROM="figures figures-full"
+FROM ?= figures
+results: $(STAMP)
+	$(BIN)/python docs/build_results.py $(addprefix --from ,$(FROM))
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
@@ -45,4 +68,4 @@ bench: $(STAMP)
 	@for f in benchmarks/[a-z]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache figures/*/ build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache figures/*/ build *.egg-info site docs-check

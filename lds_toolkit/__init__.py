@@ -8,6 +8,9 @@ regions, simulation), :mod:`lds_toolkit.control` (Lyapunov, event-triggered cont
 loaded on first use so that ``import lds_toolkit`` does not import matplotlib).
 """
 
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
+
 from .control import (
     continuous_lyapunov,
     discrete_certificate,
@@ -41,7 +44,10 @@ from .systems import (
     simulate_continuous,
 )
 
-__version__ = "0.1.0"
+try:  # the installed distribution's version (pyproject.toml), one source of truth
+    __version__: str = _version("lds_toolkit")
+except _PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+    __version__ = "0+unknown"
 
 _LAZY = {"reproduce": "experiments", "list_experiments": "experiments", "run_script": "cli"}
 

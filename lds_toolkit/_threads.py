@@ -14,6 +14,11 @@ libraries loaded when it was created (numpy/scipy's BLAS, which every caller has
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _CONTROLLER = None
 
@@ -31,11 +36,11 @@ def one_thread(user_api: str | None = None):
     return _CONTROLLER.limit(limits=1, user_api=user_api)
 
 
-def single_blas_thread(fn):
-    """Decorator: run ``fn`` with the BLAS pools limited to one thread."""
+def single_blas_thread(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Decorator: run ``fn`` with the BLAS pools limited to one thread (signature kept)."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         with one_thread("blas"):
             return fn(*args, **kwargs)
 

@@ -15,6 +15,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .experiments.base import SCALES
 
@@ -40,7 +42,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
-def run_script(names, describe=None, argv: list[str] | None = None,
+def run_script(names: str | Sequence[str], describe: Callable[[Any], object] | None = None,
+               argv: list[str] | None = None,
                description: str | None = None) -> list:
     """Entry point of a ``simulations/`` script: parse the shared options, reproduce each
     experiment in ``names``, print its numbers (``describe(result)``, or the summary without

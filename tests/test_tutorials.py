@@ -108,7 +108,59 @@ def check_control_meets_ml(stdout: str, figs: Path) -> None:
     assert flag["etc_bound_holds"]
 
 
-CHECKS = {"04_control_meets_ml": check_control_meets_ml}
+def check_lds_and_memory(stdout: str, figs: Path) -> None:
+    """Tutorial 1 (quick: T = 512, n = 16; measured values in the comments)."""
+    out = summary(stdout)
+    num = {k: float(v) for k, v in out.items()}
+    assert sorted(p.name for p in figs.iterdir()) == [
+        "tutorial01_best_context.png", "tutorial01_impulse.png", "tutorial01_tails.png"]
+    assert num["T"] == 512
+    assert num["memory_length_0999"] == 3454  # 99.9 % of sum 0.999^(2t): ln(1e-3)/ln(0.998)
+    # A-left's differenced tail collapses from T^(1/2) to T^(7/8) (27x), B's does not (6.4x)
+    assert num["tail_drop_A-left"] > 3 * num["tail_drop_B"]
+    # the best context-L fit improves 200x for A-left, 3.7x for B, 2.1x for A-right
+    assert num["fit_gain_A-left"] > 20 * num["fit_gain_B"]
+    assert num["fit_gain_A-right"] < 10
+
+
+def check_spectral_filtering(stdout: str, figs: Path) -> None:
+    """Tutorial 2 (quick: T = 1024, n = 32, k = 16, 2 seeds)."""
+    out = summary(stdout)
+    num = {k: float(v) for k, v in out.items()}
+    assert sorted(p.name for p in figs.iterdir()) == [
+        "tutorial02_fig2.png", "tutorial02_fig3.png", "tutorial02_fig4.png",
+        "tutorial02_filters.png", "tutorial02_projection.png", "tutorial02_regret.png"]
+    assert num["T"] == 1024
+    # Fig. 2: T^(1/2) fails (18.8x), T^(7/8) matches (1.03)
+    assert num["ratio_a_half"] > 5 and 0.9 < num["ratio_a_7_8"] < 1.1
+    # Fig. 3: Region B, T^(1/2) worse (2.1x)
+    assert num["ratio_b_half"] > 1.5
+    # Fig. 4: Algorithm 2 within 5 % of full context at every q (4.1 %), 890x below Alg. 1
+    assert num["ratio_alg2_max_deviation"] < 0.05
+    assert num["alg1_over_alg2_full"] > 100
+    assert num["regret_max_gap"] < 1e-6 * max(1.0, abs(num["regret_final"]))
+
+
+def check_lyapunov_etc_nss(stdout: str, figs: Path) -> None:
+    """Tutorial 3 (the S4++ Sec. 2.2 example; same numbers as the nss-etc experiment)."""
+    out = summary(stdout)
+    num = {k: float(v) for k, v in out.items() if v not in ("True", "False")}
+    flag = {k: v == "True" for k, v in out.items() if v in ("True", "False")}
+    assert sorted(p.name for p in figs.iterdir()) == [
+        "tutorial03_etc.png", "tutorial03_nss.png", "tutorial03_sweep.png"]
+    assert num["events"] == 21 and abs(num["min_inter_event"] - 0.2) < 1e-9
+    assert flag["bound_holds"] and flag["certificate_satisfied"]
+    assert not flag["printed_satisfies_eq8"]
+    assert num["events_smallest_kappa"] > num["events_default_kappa"]  # 35 vs 21
+    assert num["max_abs_original"] < 1.1 and num["max_abs_jittered_etc"] < 1.1
+    assert num["max_abs_perturbed"] > 1e4 * num["max_abs_original"]  # 3.95e6
+    assert abs(num["loglog_slope"] - 1) < 0.05  # 0.9997
+
+
+CHECKS = {"01_lds_and_memory": check_lds_and_memory,
+          "02_spectral_filtering": check_spectral_filtering,
+          "03_lyapunov_etc_nss": check_lyapunov_etc_nss,
+          "04_control_meets_ml": check_control_meets_ml}
 
 
 @pytest.mark.parametrize("script", TUTORIALS, ids=IDS)

@@ -39,6 +39,7 @@ import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -46,6 +47,7 @@ import scipy.optimize
 from .._random import RngLike, as_generator
 from .._repr import compact_repr
 from .._threads import single_blas_thread
+from .._typing import ArrayLike, SystemLike
 from .._validation import (
     as_float_array,
     as_matrix,
@@ -617,10 +619,11 @@ def _table_steps(dim: int, wanted: int) -> int:
 
 
 @single_blas_thread
-def simulate_etc(system: ETCSystem, rule: TriggerRule, x0, *, horizon: float = 10.0,
+def simulate_etc(system: ETCSystem, rule: TriggerRule, x0: ArrayLike, *, horizon: float = 10.0,
                  mode: str = "exact", grid_step: float = 0.01, bracket_step: float = 1e-3,
                  tol: float = 1e-10, output_step: float | None = None,
-                 max_events: int = 100_000, check_times=None) -> ETCResult:
+                 max_events: int = 100_000,
+                 check_times: ArrayLike | None = None) -> ETCResult:
     r"""Run the event-triggered loop on ``[0, horizon]``.
 
     Parameters
@@ -1042,9 +1045,10 @@ class InterEventStatistics:
                             rule=self.rule, mode=self.mode)
 
 
-def inter_event_statistics(system, rule: TriggerRule, x0, *, K=None, rng: RngLike = None,
+def inter_event_statistics(system: ETCSystem | SystemLike, rule: TriggerRule, x0: ArrayLike, *,
+                           K: ArrayLike | None = None, rng: RngLike = None,
                            horizon: float = 10.0, mode: str = "exact",
-                           **options) -> InterEventStatistics:
+                           **options: Any) -> InterEventStatistics:
     r"""Inter-event-time statistics of a triggering rule, over one or more initial states.
 
     Runs :func:`simulate_etc` once per initial state and pools the completed inter-event

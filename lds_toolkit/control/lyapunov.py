@@ -39,6 +39,7 @@ import numpy as np
 import scipy.linalg
 
 from .._repr import compact_repr
+from .._typing import ArrayLike, SystemLike
 from .._validation import (
     as_float_array,
     as_square,
@@ -122,7 +123,8 @@ def _finish(P, M, what):
     return P
 
 
-def continuous_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
+def continuous_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
+                        convention: str = "toolkit") -> np.ndarray:
     r"""Solve ``Aᵀ P + P A = -M`` for P (continuous time), or python-control's / scipy's form.
 
     Parameters
@@ -163,11 +165,12 @@ def continuous_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
             f"A must be Hurwitz (all eigenvalues with negative real part) for {equation} "
             f"to have a positive-definite solution; it has the eigenvalue {lam[k]:.6g}"
         )
-    P = scipy.linalg.solve_continuous_lyapunov(A.T, -M)
+    P = scipy.linalg.solve_continuous_lyapunov(A.T, -np.asarray(M))
     return _finish(P, M, "continuous")
 
 
-def discrete_lyapunov(A, M, *, convention: str = "toolkit") -> np.ndarray:
+def discrete_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
+                      convention: str = "toolkit") -> np.ndarray:
     r"""Solve ``Aᵀ P A - P = -M`` for P (discrete time), or python-control's / scipy's form.
 
     Parameters
@@ -278,7 +281,8 @@ class DiscreteCertificate:
                             n=self.P.shape[0])
 
 
-def discrete_certificate(A, M=None, *, rate: float | None = None) -> DiscreteCertificate:
+def discrete_certificate(A: ArrayLike | SystemLike, M: ArrayLike | None = None, *,
+                         rate: float | None = None) -> DiscreteCertificate:
     r"""A Lyapunov certificate of ``x_{k+1} = A x_k`` with the decay rate it proves.
 
     Solves ``(A/r)ᵀ P (A/r) - P = -M`` (:func:`discrete_lyapunov` for ``A/r``), so that
@@ -412,7 +416,8 @@ class LyapunovCheck:
                             decay_rate=self.decay_rate, discrete=self.discrete)
 
 
-def verify(A_closed_loop, P, M, *, discrete: bool | None = None,
+def verify(A_closed_loop: ArrayLike | SystemLike, P: ArrayLike, M: ArrayLike, *,
+           discrete: bool | None = None,
            tol: float = 1e-9) -> LyapunovCheck:
     r"""Check a Lyapunov certificate ``(P, M)`` for a closed-loop matrix (eq. 8).
 

@@ -34,6 +34,7 @@ import numpy as np
 from .._random import RngLike, as_generator
 from .._repr import compact_repr
 from .._threads import single_blas_thread
+from .._typing import ArrayLike
 from .._validation import as_float_array, as_matrix, check_positive_int, check_real
 from ..systems import LDS, simulate_continuous
 from .etc import ETCResult, ETCSystem, LyapunovRule, TriggerRule, paper_system, simulate_etc
@@ -254,7 +255,8 @@ def _on_grid(etc: ETCResult, t):
 
 @single_blas_thread
 def nss_experiment(system: ETCSystem | None = None, rule: TriggerRule | None = None,
-                   x0=DEFAULT_X0, *, horizon: float = 10.0, grid_step: float = 0.01,
+                   x0: ArrayLike = DEFAULT_X0, *, horizon: float = 10.0,
+                   grid_step: float = 0.01,
                    magnitude: float | None = None, mode: str = "grid",
                    rng: RngLike = None, output_step: float | None = None,
                    etc: ETCResult | None = None) -> NSSResult:

@@ -11,6 +11,7 @@ numbers.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,42 @@ def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
     atomic_write_text(md, to_markdown(rows))
     atomic_write_text(js, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
     return md, js
+
+
+def _scale_cell(row: ReportRow) -> str:
+    r = row.result
+    if r.verdict == NOT_RUN:
+        return "—"
+    spread = _spread_text(r)
+    verdict = r.verdict if r.expected else f"{r.verdict} (not expected at this scale)"
+    return f"**{verdict}**<br>{format_value(r.value)}" + (f" (seeds {spread})" if spread else "")
+
+
+def reproduction_table(roots: Mapping[str, str | Path],
+                       names: list[str] | None = None) -> str:
+    """One Markdown table of every declared claim judged at several scales.
+
+    ``roots`` maps a scale to the output root that holds its runs (``{"quick":
+    "docs/results/quick", "paper": ...}``); each claim gets one column per scale that has at
+    least one run, with the verdict, our number and its spread over seeds, or ``—`` where
+    that scale has no run of the experiment. The docs' reproduction table is this function
+    applied to the committed numbers.
+    """
+    reports = {s: build_report(roots[s], names) for s in roots}
+    for s, rows in reports.items():
+        for row in rows:
+            if row.result.scale not in (None, s):
+                raise ValueError(f"{roots[s]}/{row.experiment} holds a "
+                                 f"{row.result.scale!r} run, not {s!r}")
+    scales = [s for s, rows in reports.items() if any(r.result.verdict != NOT_RUN
+                                                        for r in rows)]
+    headers = ["experiment", "claim", "threshold", *scales]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    first = next(iter(reports.values()), [])
+    for i, row in enumerate(first):
+        c = row.result.claim
+        cells = [f"`{row.experiment}`<br>{c.paper}, {c.where}", c.statement,
+                 c.describe_test()]
+        cells += [_scale_cell(reports[s][i]) for s in scales]  # same registry, same order
+        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -60,7 +60,7 @@ class RunResult:
 def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool = False,
               seeds: int | None = None, seed: int = 0,
               overrides: Mapping[str, Any] | None = None, out: str | Path = "figures",
-              jobs: int = 1, scheduler: str | None = None, client=None,
+              jobs: int = 1, scheduler: str | None = None, client: Any = None,
               progress: bool = True, fresh: bool = False) -> RunResult:
     """Run experiment ``name`` and write summary.json, arrays.npz and figures to ``out/name``.
 

@@ -397,6 +397,8 @@ class SpectralFiltering(_SpectralBase):
         Arithmetic of the filters (:func:`~lds_toolkit.learning.spectral_filters`):
         ``"extended"`` resolves filters below the float64 floor (paid once per (T, k), cached).
 
+    Notes
+    -----
     See the module docstring for the exact prediction and index convention.
     """
 

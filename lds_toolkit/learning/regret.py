@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._repr import compact_repr
+from .._typing import ArrayLike
 from .._validation import check_int
 from ._hindsight import AugmentedQR, solve_block_ball_lsq
 from .learners import BestInHindsight, OnlineLearner, _as_streams
@@ -107,9 +108,10 @@ class RegretCurve:
                             benchmark_context=self.benchmark_context)
 
 
-def asymmetric_regret(learner: OnlineLearner, u, y, *, benchmark_context: int | None = None,
-                      radius: float | None = None, t_grid=None, n_points: int = 32,
-                      losses=None, tol: float = 1e-10) -> RegretCurve:
+def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
+                      benchmark_context: int | None = None, radius: float | None = None,
+                      t_grid: ArrayLike | None = None, n_points: int = 32,
+                      losses: ArrayLike | None = None, tol: float = 1e-10) -> RegretCurve:
     """Regret_Asymmetric,t(A(L'), Pi_L) on a grid of horizons t.
 
     Parameters

@@ -94,6 +94,8 @@ class DPLRSSM(SSMBase):
     dt_min, dt_max : log-uniform range of the initial step (default 1e-3, 1e-1).
     seed : int, torch.Generator or None.
 
+    Notes
+    -----
     Parameters (learned): ``log_dt (H,)``, ``log_A_real``/``A_real`` and ``A_imag (H, N/2)``
     (``Λ₊``), ``P``, ``B``, ``C`` complex ``(H, N/2)`` stored as real views ``(H, N/2, 2)``,
     ``D (H,)``. Module docstring: equations, kernel algorithms and their cost.

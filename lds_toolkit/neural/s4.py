@@ -137,6 +137,8 @@ class DiagonalSSM(SSMBase):
         parameterised as ``exp(log_dt)`` so it stays positive.
     seed : int, torch.Generator or None; seeds the parameter initialisation.
 
+    Notes
+    -----
     Parameters (learned): ``log_dt (H,)``, ``log_A_real`` or ``A_real (H, N/2)``,
     ``A_imag (H, N/2)``, ``B`` and ``C`` complex ``(H, N/2)`` stored as real views
     ``(H, N/2, 2)``, ``D (H,)``.
@@ -295,6 +297,8 @@ class DiagonalSSM(SSMBase):
         dtype : parameter dtype of the returned module (default float64, the system's
             precision: float32 parameters would round the modes to ~1e-7).
 
+        Notes
+        -----
         Eigenvalues with ``Im λ > 0`` stand for a conjugate pair (one stored mode), real ones
         take one stored mode each; modes not driven or not read (``B̃ = 0`` or ``C̃ = 0``
         exactly) are dropped. Raises ValueError for a system that is not channel-separable,

@@ -75,6 +75,8 @@ class StateMemoryReplay(nn.Module):
     depthwise : one kernel per channel (default) or a full ``d -> d`` convolution.
     pad : ``"replicate"`` (eq. 15: the first input repeated τ-1 times) or ``"zeros"``.
 
+    Notes
+    -----
     ``history`` (for chunked / streaming use) holds the previous τ-1 inputs, shape
     (B, τ-1, d); ``None`` means the start of the sequence (padding applies).
     """
@@ -139,14 +141,17 @@ class S4Plus(S4):
 
     Parameters
     ----------
-    d_model, d_state, mode, init, disc, real_transform, dt_min, dt_max, activation,
-    output_linear, dropout, transposed, seed :
+    d_model, d_state : as :class:`~lds_toolkit.neural.S4`.
+    **s4_kwargs : ``mode``, ``init``, ``disc``, ``real_transform``, ``dt_min``, ``dt_max``,
+        ``activation``, ``output_linear``, ``dropout``, ``transposed``, ``seed``,
         as :class:`~lds_toolkit.neural.S4` (every SSM variant: ``mode="diag"`` with
         ``init="lin"|"inv"|"legs"``, or ``mode="dplr"``).
     tau : SMR kernel width (default 4; the paper gives no value).
     smr_depthwise : depthwise SMR convolution (default) or full channel mixing.
     smr_pad : ``"replicate"`` (eq. 15, default) or ``"zeros"``.
 
+    Notes
+    -----
     Causal; ``step``/``initial_state`` give the recurrent mode (state: :class:`S4PlusState`),
     and ``forward(x, state, return_state=True)`` chains chunks; ``rate``, ``states``,
     ``to_lds`` and ``from_lds`` as :class:`~lds_toolkit.neural.S4` (``to_lds`` describes the SSM

@@ -136,6 +136,8 @@ class STU(nn.Module):
     filters : optional ``(sigma (k,), phi (T, k))`` to use instead of the shared filters.
     seed : int, torch.Generator or None.
 
+    Notes
+    -----
     ``forward`` runs the convolutions by FFT: the exact form as one ``d_in x d_out`` transfer
     matrix per frequency, ``W(w) = sum_i F_i(w) M_i``, so its cost does not grow with batch × k;
     ``step`` is the streaming mode (O(T k d) per step for the exact form, O(T d) tensordot).

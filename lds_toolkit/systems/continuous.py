@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._typing import ArrayLike
 from .._validation import as_float_array, check_real
 from ._cores import norm_exceeds, squared_limit
 from .discretize import zoh_matrices
@@ -44,7 +45,7 @@ def _varying_core(Phi, Gam, C, D, u, x0, bound):
     return states, y, bad_b, bad_k
 
 
-def simulate_continuous(system: LDS, t, u, x0=None, *,
+def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None, *,
                         max_state_norm: float = DEFAULT_MAX_STATE_NORM) -> SimulationResult:
     """Simulate a continuous-time LDS exactly for inputs held constant between grid points.
 

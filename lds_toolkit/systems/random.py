@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.stats
 
 from .._random import RngLike, as_generator
+from .._typing import ArrayLike
 from .._validation import check_positive_int, check_real
 from .lds import LDS
+from .regions import Interval
 
 
 def _intervals(eigenvalue_intervals) -> list[tuple[float, float]]:
@@ -50,8 +54,9 @@ def draw_eigenvalues(n: int, eigenvalue_intervals, *, weights=None,
     return np.sort(lam)
 
 
-def random_lds(n: int, eigenvalue_intervals, *, d_in: int = 1, d_out: int = 1,
-               symmetric: bool = True, weights=None, feedthrough: bool = False,
+def random_lds(n: int, eigenvalue_intervals: Sequence[Interval | tuple[float, float]], *,
+               d_in: int = 1, d_out: int = 1,
+               symmetric: bool = True, weights: ArrayLike | None = None, feedthrough: bool = False,
                dt: float = 1.0, rng: RngLike = None) -> LDS:
     """A random discrete LDS of hidden dimension ``n`` with eigenvalues drawn from intervals.
 

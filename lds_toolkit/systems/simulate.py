@@ -67,6 +67,7 @@ import scipy.linalg
 
 from .._random import RngLike, as_generator
 from .._repr import compact_repr
+from .._typing import ArrayLike
 from .._validation import as_float_array, check_choice, check_real
 from . import _cores
 from .lds import LDS, as_state_vector, require_discrete
@@ -278,7 +279,8 @@ def _noise_spec(name, value, T, dim):
     return None, arr
 
 
-def simulate(system: LDS, u, x0=None, process_noise=None, obs_noise=None, *,
+def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
+             process_noise: ArrayLike | None = None, obs_noise: ArrayLike | None = None, *,
              output: str = "standard", method: str = "auto", return_states: bool = True,
              max_state_norm: float = DEFAULT_MAX_STATE_NORM,
              rng: RngLike = None) -> SimulationResult:

@@ -27,6 +27,7 @@ from ...control import (
     simulate_etc,
 )
 from ..base import Experiment, register
+from ..claims import Claim
 from ..plotting import band, figure, save_figure
 
 _TRAJ_KEYS = ("t", "x_etc", "x_original", "x_perturbed", "x_jittered", "V", "V_bound")
@@ -37,6 +38,35 @@ class NSSETC(Experiment):
     name = "nss-etc"
     description = "event-triggered control, replay of its samples at perturbed instants (NSS)"
     paper = "S4++, Sec. 2.2 / Fig. 1"
+    claims = (
+        Claim("original-stable", "S4++", "Fig. 1 (third panel)",
+              "replaying the recorded ETC inputs at the original instants keeps the state "
+              "bounded (max |x| at most twice |x0| = 1)",
+              "max_abs_state/original", "<=", 2.0,
+              note="open loop through the unstable plant: the replay reproduces the "
+                   "closed-loop trajectory up to rounding, which the plant amplifies too "
+                   "(docs/control.md)"),
+        Claim("perturbed-reaches-1e6", "S4++", "Fig. 1 (rightmost panel)",
+              "replaying the same inputs at instants perturbed within the grid width (eps = h/2) "
+              "makes |x| grow to the order of 10^6 (median over perturbation draws)",
+              "max_abs_state/ratio_over_seeds/median", ">=", 1e6,
+              spread="max_abs_state/ratio_over_seeds/*",
+              note="max |x| of the perturbed replay over that of the original replay, one "
+                   "perturbation draw per seed; x0 and kappa are not printed in the paper "
+                   "(x0 = (1, 0), kappa = 0.5 here)"),
+        Claim("every-draw-diverges", "S4++", "Sec. 2.2",
+              "every perturbation draw, not just a lucky one, blows the state up by at least "
+              "four orders of magnitude",
+              "max_abs_state/ratio_over_seeds/min", ">=", 1e4,
+              spread="max_abs_state/ratio_over_seeds/*"),
+        Claim("printed-example-eq8", "S4++", "Sec. 2.2, eq. 8",
+              "the printed example (A, B, T, P, M) satisfies the paper's Lyapunov equation, "
+              "eq. 8", "printed_matrices_check/printed_satisfies_eq8", "is", True, scales=(),
+              note="it does not: T is printed as a column (B T undefined) and, read as a row, "
+                   "the closed loop is unstable (residual norm 12.7); the experiment uses the "
+                   "consistent system of Tabuada (2007) with the same P and M "
+                   "(paper_system(), docs/control.md section 2)"),
+    )
 
     def config(self, scale, seeds):
         # medium = paper: the whole paper-scale sweep runs on a CPU in seconds

@@ -1,0 +1,127 @@
+"""``make docs-check``: the built site in a real browser.
+
+Serves ``site/`` on 127.0.0.1 (an ephemeral port, Python's http.server in a thread), opens
+the home page, a tutorial and an API page in headless Chromium (Debian's ``chromium``
+package, driven by Playwright through ``executable_path``: no browser download), and fails on
+
+* a console error or an uncaught page error,
+* a failed request (any resource the page asks for and does not get: 4xx/5xx or a network
+  error, e.g. something fetched from outside),
+* an image that did not load (``naturalWidth == 0``) or a KaTeX error in an equation.
+
+It writes a full-page screenshot of each page to ``--out`` (default ``docs-check/``) and
+prints what it found. Look at the screenshots: this checks that the pages work, not that
+they read well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+PAGES = {
+    "home": "index.html",
+    "tutorial": "tutorials/02_spectral_filtering.html",
+    "api": "api/systems.html",
+}
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def find_chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    sys.exit("docs-check: Chromium not found; install Debian's package: apt-get install "
+             "chromium")
+
+
+def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+def check_page(context, url: str, screenshot: Path) -> list[str]:
+    problems: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} "
+                                                       f"({r.failure})"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}")
+            if r.status >= 400 else None)
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_timeout(500)  # let KaTeX's auto-render run
+    broken = page.eval_on_selector_all(
+        "img", "imgs => imgs.filter(i => !i.complete || i.naturalWidth === 0)"
+               ".map(i => i.getAttribute('src'))")
+    problems += [f"image not loaded: {src}" for src in broken]
+    katex_errors = page.eval_on_selector_all(".katex-error", "els => els.map(e => e.title)")
+    problems += [f"KaTeX error: {t}" for t in katex_errors]
+    n_images = page.eval_on_selector_all("img", "imgs => imgs.length")
+    n_math = page.eval_on_selector_all(".katex", "els => els.length")
+    page.screenshot(path=str(screenshot), full_page=True)
+    page.close()
+    print(f"  {url}: {n_images} images, {n_math} rendered equations, "
+          f"{len(problems)} problem(s); screenshot {screenshot}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--site", default="site", help="the built site (mkdocs build)")
+    p.add_argument("--out", default="docs-check", help="folder for the screenshots")
+    args = p.parse_args(argv)
+    site, out = Path(args.site), Path(args.out)
+    if not (site / "index.html").is_file():
+        sys.exit(f"docs-check: {site}/index.html not found; run `make docs` first")
+    out.mkdir(parents=True, exist_ok=True)
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    server, base = serve(site)
+    user_data = out / "chromium-profile"
+    shutil.rmtree(user_data, ignore_errors=True)
+    failures = {}
+    try:
+        with sync_playwright() as pw:
+            # a fresh profile (--user-data-dir) each run; headless=True adds --headless
+            context = pw.chromium.launch_persistent_context(
+                str(user_data.resolve()), executable_path=chromium, headless=True,
+                args=[a for a in BROWSER_FLAGS if a != "--headless"],
+                viewport={"width": 1280, "height": 900})
+            print(f"docs-check: {chromium}, {context.browser.version if context.browser else ''}"
+                  f", serving {site} at {base}")
+            for name, path in PAGES.items():
+                problems = check_page(context, base + path, out / f"{name}.png")
+                if problems:
+                    failures[path] = problems
+            context.close()
+    finally:
+        server.shutdown()
+        shutil.rmtree(user_data, ignore_errors=True)
+    for path, problems in failures.items():
+        print(f"FAIL {path}:")
+        for line in problems:
+            print(f"    {line}")
+    print("docs-check: " + ("failed" if failures else "passed") + f"; screenshots in {out}/")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""MkDocs hooks of the lds_toolkit site (``hooks:`` in mkdocs.yml).
+
+* **Tutorials.** Every ``docs/tutorials/NN_name.py`` (a jupytext percent script) becomes the
+  page ``tutorials/NN_name.md``: jupytext reads it as a notebook, nbclient executes it in a
+  kernel of the running Python, nbconvert's Markdown exporter writes the cells, their printed
+  output and the figures (PNG files beside the page). Executed notebooks are cached in
+  ``.cache/docs-tutorials/`` under a hash of the script, the package's sources and the mode.
+  ``LDS_DOCS_EXECUTE=0`` renders the scripts without running them (the fast build of the
+  test suite, which executes the tutorials separately); ``LDS_TUTORIAL_QUICK=1`` is passed to
+  the kernel as it is.
+* **Experiment pages.** Every registered experiment gets a page: the hand-written ones under
+  ``docs/experiments/`` are kept, the others are generated; every experiment page ends with a
+  generated section listing the experiment's declared claims and their verdicts on the
+  committed numbers (``docs/results/``), from the same declarations as the tests and
+  ``lds-toolkit report``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+CACHE = ROOT / ".cache" / "docs-tutorials"
+
+#: Teaching page of the experiments without a page of their own under docs/experiments/.
+TEACHING = {
+    "lds-impulse": ("learning/spectral_filtering.md", "spectral filtering"),
+    "lengen-regions": ("learning/spectral_filtering.md", "spectral filtering"),
+    "lengen-region-a": ("learning/spectral_filtering.md", "spectral filtering"),
+    "lengen-region-b": ("learning/spectral_filtering.md", "spectral filtering"),
+    "lengen-alg2": ("learning/spectral_filtering.md", "spectral filtering"),
+    "regret-scaling": ("learning/spectral_filtering.md", "spectral filtering"),
+    "nss-etc": ("control.md", "control"),
+}
+
+
+def _execute() -> bool:
+    return os.environ.get("LDS_DOCS_EXECUTE", "1") not in ("0", "false", "no")
+
+
+# --------------------------------------------------------------------------- tutorials
+
+
+def _source_hash(script: Path, execute: bool) -> str:
+    h = hashlib.sha256(script.read_bytes())
+    h.update(f"execute={execute} quick={os.environ.get('LDS_TUTORIAL_QUICK', '')}".encode())
+    if execute:  # an executed page depends on the package's code too
+        for f in sorted((ROOT / "lds_toolkit").rglob("*.py")):
+            h.update(f.relative_to(ROOT).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _executed_notebook(script: Path):
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    key = _source_hash(script, execute=True)
+    cached = CACHE / f"{script.stem}-{key}.ipynb"
+    if cached.is_file():
+        return nbformat.read(cached, as_version=4)
+    nb = jupytext.read(script)
+    # figures as PNG at a readable size; the first cell is removed again after execution
+    setup = nbformat.v4.new_code_cell(
+        "%config InlineBackend.figure_formats = ['png']\n"
+        "%config InlineBackend.rc = {'figure.dpi': 96}")
+    nb.cells.insert(0, setup)
+    env_backend = os.environ.pop("MPLBACKEND", None)  # the kernel must use the inline backend
+    try:
+        NotebookClient(nb, timeout=900, kernel_name="python3",
+                       resources={"metadata": {"path": str(script.parent)}}).execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    nb.cells.pop(0)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for old in CACHE.glob(f"{script.stem}-*.ipynb"):
+        old.unlink()
+    nbformat.write(nb, cached)
+    return nb
+
+
+def tutorial_markdown(script: Path, execute: bool) -> tuple[str, dict[str, bytes]]:
+    """The page of one tutorial script and its figures (``{relative path: PNG bytes}``)."""
+    import jupytext
+    from nbconvert import MarkdownExporter
+
+    nb = _executed_notebook(script) if execute else jupytext.read(script)
+    body, resources = MarkdownExporter().from_notebook_node(
+        nb, resources={"output_files_dir": f"{script.stem}_files"})
+    download = (f"*Run it yourself: [`{script.name}`]({script.name}) is a plain Python script "
+                f"(`python docs/tutorials/{script.name}`; `LDS_TUTORIAL_QUICK=1` for a "
+                "smaller, faster version), also a notebook through jupytext.*\n\n")
+    if not execute:
+        download += ("!!! note \"Not executed\"\n    This build rendered the tutorial without "
+                     "running it (`LDS_DOCS_EXECUTE=0`); `make docs` shows its output and "
+                     "figures.\n\n")
+    lines = body.lstrip().split("\n", 1)  # keep the title first
+    if lines[0].startswith("# "):
+        body = lines[0] + "\n\n" + download + (lines[1] if len(lines) > 1 else "")
+    else:
+        body = download + body
+    return body, dict(resources.get("outputs", {}))
+
+
+# --------------------------------------------------------------------------- experiments
+
+
+def _claims_section(name: str) -> str:
+    from lds_toolkit.experiments.base import SCALES
+    from lds_toolkit.experiments.report import reproduction_table
+
+    table = reproduction_table({s: DOCS / "results" / s for s in SCALES}, names=[name])
+    return ("\n\n## Declared claims and their verdicts\n\n"
+            "*Generated from the experiment's declarations "
+            "(`lds_toolkit/experiments/catalog/`) and the committed runs in `docs/results/` "
+            "(see the [reproduction table](../index.md#what-reproduces-and-what-does-not)).*\n\n"
+            + (table if table.count("\n") > 2 else "This experiment declares no paper claim.\n"))
+
+
+def _config_block(exp) -> str:
+    from lds_toolkit.experiments.base import SCALES
+    from lds_toolkit.experiments.runner import build_config
+
+    out = []
+    for scale in SCALES:
+        cfg = build_config(exp, scale=scale)
+        cfg = {k: v for k, v in cfg.items() if k not in ("scale", "seed")}
+        text = json.dumps(cfg)
+        if len(text) > 600:
+            text = text[:600] + " …"
+        out.append(f"* **{scale}**: `{text}`")
+    return "\n".join(out)
+
+
+def _script(name: str) -> str:
+    """The simulations/ script that runs experiment ``name``."""
+    for f in sorted((ROOT / "simulations").glob("*.py")):
+        if f'"{name}"' in f.read_text():
+            return f"simulations/{f.name}"
+    raise ValueError(f"no script in simulations/ runs {name!r}")
+
+
+def generated_experiment_page(name: str) -> str:
+    from lds_toolkit.experiments import get_experiment
+
+    exp = get_experiment(name)
+    page, label = TEACHING.get(name, (None, None))
+    teach = f"\n\nThe figure, the method and what the numbers mean are explained in the " \
+            f"[{label} page](../{page}).\n" if page else "\n"
+    return (f"# `{name}`\n\n{exp.description[:1].upper()}{exp.description[1:]}.\n\n"
+            f"**Paper:** {exp.paper}.{teach}\n"
+            f"```bash\nlds-toolkit reproduce {name} --quick        # CPU scale, as make "
+            f"figures\nlds-toolkit reproduce {name} --scale paper  # the paper's sizes\n"
+            f"python {_script(name)} --quick  # the same through the public API\n```\n\n"
+            f"## Configuration at each scale\n\n"
+            f"Every entry can be changed with `--set KEY=VALUE`.\n\n{_config_block(exp)}\n")
+
+
+# --------------------------------------------------------------------------- MkDocs events
+
+
+def on_files(files: Files, config) -> Files:
+    execute = _execute()
+    for script in sorted((DOCS / "tutorials").glob("[0-9][0-9]_*.py")):
+        body, figures = tutorial_markdown(script, execute)
+        files.append(File.generated(config, f"tutorials/{script.stem}.md", content=body))
+        for rel, data in figures.items():
+            files.append(File.generated(config, f"tutorials/{rel}", content=data))
+    from lds_toolkit.experiments import list_experiments
+
+    for name in list_experiments():
+        src = f"experiments/{name}.md"
+        if files.get_file_from_path(src) is None:
+            files.append(File.generated(config, src, content=generated_experiment_page(name)))
+    return files
+
+
+def _experiments_table() -> str:
+    from lds_toolkit.experiments import list_experiments
+
+    rows = [f"| [`{n}`]({n}.md) | {e.paper} | {e.description} |"
+            for n, e in list_experiments().items()]
+    return "| experiment | paper | what it runs |\n| --- | --- | --- |\n" + "\n".join(rows)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    src = page.file.src_uri
+    marker = "<!-- experiments-table: generated from the registry by docs/_site/hooks.py -->"
+    if src == "experiments/index.md":
+        return markdown.replace(marker, _experiments_table())
+    if src.startswith("experiments/") and src.endswith(".md") and src != "experiments/index.md":
+        from lds_toolkit.experiments import list_experiments
+
+        name = src[len("experiments/"):-3]
+        if name in list_experiments():
+            return markdown + _claims_section(name)
+    return markdown
