@@ -24,12 +24,13 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from .._atomic import atomic_write_bytes, atomic_write_text, remove_temporaries
 
+fcntl: Any
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -75,7 +76,7 @@ class RunLock:
 
     def __init__(self, directory: str | os.PathLike):
         self.path = Path(directory) / LOCK_NAME
-        self._fh = None
+        self._fh: IO[str] | None = None
 
     def __enter__(self) -> RunLock:
         fh = open(self.path, "a+")  # noqa: SIM115 - held for the lock's lifetime

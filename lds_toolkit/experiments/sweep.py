@@ -146,7 +146,8 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             todo.append(i)
     if rejected:
         warnings.warn(StoreWarning(
-            f"{len(rejected)} stored task result(s) in {store.root} failed their checks and "
+            f"{len(rejected)} stored task result(s) in "
+            f"{store.root if store is not None else '?'} failed their checks and "
             "are recomputed: " + "; ".join(rejected)), stacklevel=2)
     n_cached = len(tasks) - len(todo)
     computed: list[str] = []
