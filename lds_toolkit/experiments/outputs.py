@@ -104,7 +104,8 @@ class RunLock:
             self._fh = None
 
 
-def _digest(path: Path) -> dict[str, Any]:
+def file_digest(path: Path) -> dict[str, Any]:
+    """``{"bytes": size, "sha256": hex digest}`` of a file, as ``run.json`` records it."""
     data = path.read_bytes()
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
@@ -126,7 +127,7 @@ def write_outputs(outdir: Path, summary: dict, arrays: Mapping[str, np.ndarray],
     atomic_write_bytes(outdir / "arrays.npz", buf.getvalue())
     figures = [Path(p) for p in plot()]
     names = ["summary.json", "arrays.npz"] + [p.name for p in figures]
-    files = {n: _digest(outdir / n) for n in names}
+    files = {n: file_digest(outdir / n) for n in names}
     atomic_write_text(outdir / "run.json",
                       json.dumps({**run_info, "figures": [p.name for p in figures],
                                   "files": files}, indent=2))
@@ -147,7 +148,7 @@ def verify_outputs(outdir: str | os.PathLike) -> list[str]:
     problems = []
     for name, want in files.items():
         try:
-            got = _digest(outdir / name)
+            got = file_digest(outdir / name)
         except OSError as exc:
             problems.append(f"{name}: {exc.strerror or exc}")
             continue

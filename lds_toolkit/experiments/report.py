@@ -18,6 +18,7 @@ from typing import Any
 
 from .base import list_experiments
 from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
+from .outputs import file_digest
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,27 @@ def _read_json(path: Path):
         return None
 
 
+def _vouched(outdir: Path, run: dict | None) -> str:
+    """Empty when ``run.json`` vouches for ``summary.json`` (size and SHA-256 recorded by the
+    run), else why the numbers are not trusted."""
+    if run is None:
+        return "no run.json: the run did not finish writing its outputs"
+    want = (run.get("files") or {}).get("summary.json")
+    if want is None:
+        return "run.json does not vouch for summary.json (written by an older version)"
+    got = file_digest(outdir / "summary.json")
+    if got != want:
+        return (f"summary.json ({got['bytes']} bytes) differs from what run.json vouches for "
+                f"({want.get('bytes')} bytes)")
+    return ""
+
+
 def build_report(out: str | Path, names: list[str] | None = None) -> list[ReportRow]:
-    """Rows for every claim of every experiment (or of ``names``) under ``out``."""
+    """Rows for every claim of every experiment (or of ``names``) under ``out``.
+
+    Only numbers that their run vouches for are judged: a ``summary.json`` whose size and
+    SHA-256 differ from those ``run.json`` recorded (an edited, truncated or foreign file)
+    gives ``not run`` with the reason."""
     out = Path(out)
     rows = []
     for name, exp in list_experiments().items():
@@ -64,8 +84,13 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
             continue
         summary = _read_json(out / name / "summary.json")
         run = _read_json(out / name / "run.json")
+        problem = "" if summary is None else _vouched(out / name, run)
         for claim in exp.claims:
-            rows.append(ReportRow(name, evaluate_claim(claim, summary), run))
+            if problem:
+                result = ClaimResult(claim, NOT_RUN, message=f"not trusted: {problem}")
+            else:
+                result = evaluate_claim(claim, summary)
+            rows.append(ReportRow(name, result, run))
     return rows
 
 
