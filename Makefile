@@ -1,8 +1,10 @@
 # Two commands on a fresh machine (each creates .venv and installs when needed):
 #   make figures   quick reproduction of every registered experiment into figures/
 #   make test      ruff + the default test suite (< 10 min on 2 cores)
-# Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench, make full,
-#   make docs (the site, strict), make docs-check (it in headless Chromium), make results.
+# Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench,
+#   make medium (every experiment at the medium scale: CPU evidence, the neural set within an
+#   hour on 2 cores), make full (paper scale), make docs (the site, strict), make docs-check
+#   (it in headless Chromium), make results.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JOBS   ?= 2
 
-.PHONY: figures full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
+.PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
 
 venv: $(STAMP)
 
@@ -24,6 +26,10 @@ $(STAMP): pyproject.toml constraints.txt
 figures: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --quick --out figures --jobs $(JOBS)
 	$(BIN)/lds-toolkit report --out figures
+
+medium: $(STAMP)
+	$(BIN)/lds-toolkit reproduce all --scale medium --out figures-medium --jobs $(JOBS)
+	$(BIN)/lds-toolkit report --out figures-medium
 
 full: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --out figures-full --jobs $(JOBS)
