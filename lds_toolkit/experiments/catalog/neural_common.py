@@ -123,6 +123,17 @@ def over_seeds(name: str, values: dict[str, list]) -> dict:
             f"{name}_spread": {m: spread(v) for m, v in values.items()}}
 
 
+def stack_ragged(curves) -> np.ndarray:
+    """Stack 1-D curves of different lengths (runs stopped at a plateau at different steps)
+    into (len(curves), longest), padded with NaN."""
+    curves = [np.asarray(c, dtype=float) for c in curves]
+    n = max((len(c) for c in curves), default=0)
+    out = np.full((len(curves), n), np.nan)
+    for i, c in enumerate(curves):
+        out[i, :len(c)] = c
+    return out
+
+
 def divergences(by: dict[str, list]) -> dict[str, list]:
     """The divergence reports of the tasks that diverged, per model."""
     return {m: [r["divergence"] for r in rs if r["divergence"]] for m, rs in by.items()}
