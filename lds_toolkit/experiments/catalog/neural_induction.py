@@ -195,7 +195,7 @@ class InductionHeads(NeuralExperiment):
             by_f_seeds[key] = {str(m // n): acc_seeds[key][str(m)] for m in lengths}
             by_f[key] = {f: spread(v)["mean"] for f, v in by_f_seeds[key].items()}
             longest_seeds[key] = acc_seeds[key][str(lengths[-1])]
-            best[key] = float(np.max(longest_seeds[key]))
+            best[key] = spread(longest_seeds[key])["max"]  # NaN (diverged) ignored
             by_dist[key] = {str(m): {g: spread([r["by_distance"][str(m)][g] for r in rs])["mean"]
                                      for g in ("within", "beyond")} for m in lengths}
             steps[key] = [r["steps_done"] for r in rs]
