@@ -1,6 +1,7 @@
-"""STU on induction heads trained at T^q, evaluated up to T (length-generalization paper, Fig. 5).
+"""STU on induction heads trained at length n, evaluated at 1x-16x n (length gen., Fig. 5).
 
     python simulations/induction_heads.py --quick      # CPU scale (part of the 15-minute quick set)
+    python simulations/induction_heads.py --scale medium # every model trained to a plateau
     python simulations/induction_heads.py              # paper scale (a GPU helps)
 
 Prints the summary numbers and the wall time; figures and summary.json go to OUT/induction-heads/.

@@ -12,10 +12,21 @@ Regression tasks: mean squared error over those positions and the output channel
 
 Determinism. The model is initialised by the caller (seed it); the loop draws the batch order
 from ``seed`` alone: epoch e uses the permutation ``default_rng([seed, e])`` of the training
-sequences, cut into consecutive batches. The order is a function of (seed, step), so a resumed
-run sees exactly the batches of an uninterrupted one. torch's global RNG (dropout) is seeded
-with ``seed`` at the start and saved in checkpoints. On CPU with a fixed thread count the same
-seed gives the same loss curve bit for bit.
+sequences, cut into consecutive batches (with ``bucket``, sorted by length inside pools of
+``bucket`` batches first, see :func:`bucketed_batch_indices`). The order is a function of
+(seed, step), so a resumed run sees exactly the batches of an uninterrupted one. torch's
+global RNG (dropout) is seeded with ``seed`` at the start and saved in checkpoints. On CPU with
+a fixed thread count the same seed gives the same loss curve bit for bit.
+
+Plateau. With ``plateau=Plateau(...)`` training stops once the held-out curve has flattened
+(:class:`Plateau` defines the test); the result's status is then ``"plateaued"``. The same
+rule, applied after the fact to a stored curve, is :meth:`Plateau.first`.
+
+Padding. Sequences of a task share one padded length. With ``crop=True`` (causal models only)
+every training and evaluation batch is cut after its last scored position: the outputs that
+are scored are unchanged (a causal model's output at ``t`` never depends on later inputs), and
+the padding is not computed. ``bucket`` groups sequences of similar length into batches so
+that cropping saves more.
 
 Divergence. Before each optimizer update the loop checks the batch loss and the gradient norm:
 a non-finite value, or a loss above ``divergence_factor`` times the first step's loss, stops
@@ -61,12 +72,103 @@ from .tasks import IGNORE_INDEX, SequenceTask
 
 SCHEDULES = ("constant", "cosine")
 ON_DIVERGENCE = ("stop", "raise")
+PLATEAU_METRICS = ("loss", "accuracy")
 #: Fields of :class:`TrainConfig` that may change between a run and its resumption.
 _RESUMABLE_FIELDS = ("steps", "progress", "checkpoint_every", "eval_every", "eval_batch_size",
-                     "target_accuracy", "threads", "device", "on_divergence")
+                     "target_accuracy", "plateau", "threads", "device", "on_divergence")
 #: Fields left out of the fingerprint while None, so checkpoints written before they existed
 #: still resume.
 _OPTIONAL_FIELDS = ("ssm_lr", "ssm_weight_decay")
+
+
+@dataclass(frozen=True)
+class Plateau:
+    r"""When a held-out curve has flattened: the test every neural experiment applies.
+
+    Let :math:`v_1, \dots, v_n` be the held-out values of ``metric`` at the evaluations so far
+    and :math:`w` = ``window``. The curve has *plateaued at evaluation n* when
+    :math:`n > w`, :math:`n` is at least ``min_evals``, the curve has left its start (the best
+    value so far improves on :math:`v_1` by at least ``min_gain``, relative for the loss,
+    absolute for the accuracy), and the best of the last :math:`w` values improves on the
+    best of all the earlier ones by less than ``min_delta``:
+
+    .. math::
+
+        \text{loss:}\quad \min_{i > n-w} v_i > (1 - \delta) \min_{i \le n-w} v_i,
+        \qquad
+        \text{accuracy:}\quad \max_{i > n-w} v_i < \max_{i \le n-w} v_i + \delta,
+
+    a *relative* tolerance for the loss and an *absolute* one for the accuracy. A curve
+    still rising in steps smaller than :math:`\delta` per window counts as flat; a curve
+    stuck at its start is *not* flat — a stall before a late jump (a phase transition, as
+    associative recall shows) is not a plateau; such a run trains to its step budget and
+    is recorded as not plateaued. The figure shows every curve.
+
+    Parameters
+    ----------
+    window : int, default 5
+        Evaluations without a sufficient improvement.
+    min_delta : float, default 0.02
+        :math:`\delta` above (relative for the loss, absolute for the accuracy).
+    metric : {"loss", "accuracy"}, default "loss"
+        Which held-out curve (``TrainResult.evals[metric]``).
+    min_evals : int, default 0
+        No plateau before this many evaluations.
+    min_gain : float, default 0.0
+        No plateau before the best value has improved on the first evaluation by this much
+        (relative for the loss, absolute for the accuracy).
+
+    Examples
+    --------
+    >>> rule = Plateau(window=2, min_delta=0.05)
+    >>> rule.first([2.0, 1.0, 0.6, 0.59, 0.58, 0.58])   # index of the first flat evaluation
+    4
+    >>> rule.reached([2.0, 1.0, 0.6])
+    False
+    """
+
+    window: int = 5
+    min_delta: float = 0.02
+    metric: str = "loss"
+    min_evals: int = 0
+    min_gain: float = 0.0
+
+    def __post_init__(self):
+        check_int("Plateau.window", self.window, 1)
+        check_int("Plateau.min_evals", self.min_evals, 0)
+        for name in ("min_delta", "min_gain"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, int | float)
+                                               and 0 <= value < 1):
+                raise ValueError(f"Plateau.{name} must be a number in [0, 1), got {value!r}")
+        if self.metric not in PLATEAU_METRICS:
+            raise ValueError(f"Plateau.metric must be one of {PLATEAU_METRICS}, "
+                             f"got {self.metric!r}")
+
+    def reached(self, values) -> bool:
+        """Whether the curve ``values`` (one value per evaluation, in order) is flat at its
+        last evaluation. Non-finite values never count as an improvement."""
+        v = np.asarray(values, dtype=float)
+        if v.size <= self.window or v.size < self.min_evals:
+            return False
+        if self.metric == "loss":
+            v = np.where(np.isfinite(v), v, np.inf)
+            if not v.min() <= (1.0 - self.min_gain) * v[0]:
+                return False  # still at its start: a stall, not a plateau
+            before, last = v[:-self.window].min(), v[-self.window:].min()
+            return not last <= (1.0 - self.min_delta) * before
+        v = np.where(np.isfinite(v), v, -np.inf)
+        if not v.max() >= v[0] + self.min_gain:
+            return False
+        before, last = v[:-self.window].max(), v[-self.window:].max()
+        return not last >= before + self.min_delta
+
+    def first(self, values) -> int | None:
+        """0-based index of the first evaluation at which the curve is flat (None: never)."""
+        for n in range(self.window + 1, len(values) + 1):
+            if self.reached(values[:n]):
+                return n - 1
+        return None
 
 
 @dataclass(frozen=True)
@@ -105,6 +207,17 @@ class TrainConfig:
         Batch size of evaluation (default: 4 × batch_size).
     target_accuracy : float or None
         Stop once the evaluation accuracy reaches it (checked at evaluations).
+    plateau : Plateau or None
+        Stop once the held-out curve has flattened (checked at evaluations; see
+        :class:`Plateau`).
+    crop : bool
+        Cut every batch after its last scored position (``mask`` or ``eval_mask``). Exact for
+        causal models only; then it just skips computing the padding.
+    bucket : int
+        0: batches are consecutive slices of each epoch's permutation. k > 0: each epoch's
+        permutation is cut into pools of k batches, each pool sorted by scored length and
+        cut into batches, and the epoch's batches shuffled (similar lengths per batch, for
+        ``crop``).
     divergence_factor : float or None
         Stop when the batch loss exceeds this multiple of the first step's loss (None: only
         non-finite losses and gradients stop training).
@@ -141,6 +254,9 @@ class TrainConfig:
     eval_every: int = 0
     eval_batch_size: int | None = None
     target_accuracy: float | None = None
+    plateau: Plateau | None = None
+    crop: bool = False
+    bucket: int = 0
     divergence_factor: float | None = 100.0
     on_divergence: str = "stop"
     seed: int = 0
@@ -156,7 +272,7 @@ class TrainConfig:
             check_int(f"TrainConfig.{name}", getattr(self, name), minimum)
 
         for name, minimum in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("eval_every", 0),
-                              ("checkpoint_every", 0), ("seed", 0)):
+                              ("checkpoint_every", 0), ("seed", 0), ("bucket", 0)):
             need_int(name, minimum)
         if self.eval_batch_size is not None:
             need_int("eval_batch_size", 1)
@@ -194,6 +310,9 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"TrainConfig.{name} must be True or False, got "
                                 f"{getattr(self, name)!r}")
+        if self.plateau is not None and not isinstance(self.plateau, Plateau):
+            raise TypeError(f"TrainConfig.plateau must be a Plateau or None, "
+                            f"got {type(self.plateau).__name__}")
 
     def fingerprint(self) -> str:
         """Hash of the fields that define the training trajectory (checked on resume)."""
@@ -238,7 +357,8 @@ class TrainResult:
     evals : dict of ndarray
         Per evaluation: ``"step"`` (steps completed), ``"loss"``, ``"accuracy"``.
     status : str
-        ``"completed"``, ``"target_reached"`` or ``"diverged"``.
+        ``"completed"`` (all ``steps`` done), ``"target_reached"``, ``"plateaued"`` (the
+        held-out curve flattened, see :class:`Plateau`) or ``"diverged"``.
     divergence : DivergenceReport or None
     steps_done : int
         Optimizer updates applied (including those before a resume).
@@ -382,6 +502,37 @@ def batch_indices(n: int, batch_size: int, seed: int, step: int) -> np.ndarray:
     return perm[j * batch_size:(j + 1) * batch_size]
 
 
+def scored_lengths(data: SequenceTask) -> np.ndarray:
+    """Per sequence, 1 + the last position scored by ``mask`` or ``eval_mask`` (0: none)."""
+    scored = np.asarray(data.mask) | np.asarray(data.eval_mask)
+    last = scored.shape[1] - np.argmax(scored[:, ::-1], axis=1)
+    return np.where(scored.any(axis=1), last, 0)
+
+
+def bucketed_batch_indices(lengths: np.ndarray, batch_size: int, bucket: int, seed: int,
+                           step: int) -> np.ndarray:
+    """Indices of the batch at ``step`` when batches are bucketed by length.
+
+    Epoch ``e`` (E = ceil(n / batch_size) batches): the permutation
+    ``default_rng([seed, e]).permutation(n)`` is cut into pools of ``bucket * batch_size``
+    sequences; each pool is sorted by ``lengths`` (stable) and cut into batches; the epoch's
+    batches are then put in the order ``default_rng([seed, e, 1]).permutation(E)``. Every
+    sequence appears once per epoch.
+    """
+    n = len(lengths)
+    per_epoch = -(-n // batch_size)
+    epoch, j = divmod(step, per_epoch)
+    perm = np.random.default_rng([seed, epoch]).permutation(n)
+    pool = bucket * batch_size
+    batches = []
+    for start in range(0, n, pool):
+        part = perm[start:start + pool]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    order = np.random.default_rng([seed, epoch, 1]).permutation(len(batches))
+    return batches[order[j]]
+
+
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     """Multiplier of cfg.lr at 0-based ``step``: linear warm-up, then constant or cosine."""
     if cfg.warmup and step < cfg.warmup:
@@ -446,12 +597,13 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
 
 @torch.no_grad()
 def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-             device: str | torch.device | None = None) -> dict[str, float]:
+             device: str | torch.device | None = None, crop: bool = False) -> dict[str, float]:
     """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
 
     The loss is the mean over all scored positions of the whole set (not a mean of batch
-    means). Raises ``ValueError`` naming the parameter when the model holds NaN or inf
-    parameters.
+    means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
+    cut after its last scored position; the same numbers up to round-off, less padding.
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters.
     """
     _require_finite_parameters(model, "evaluate")
     dev = resolve_device(device) if device is not None else next(model.parameters()).device
@@ -459,10 +611,18 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     was_training = model.training
     model.eval()
     total = count = correct = 0.0
+    if crop:
+        lengths = scored_lengths(data)
+        order = np.argsort(lengths, kind="stable")
     try:
         for i in range(0, len(data), batch_size):
-            sl = slice(i, i + batch_size)
-            x, y, m = tens.inputs[sl].to(dev), tens.targets[sl].to(dev), tens.eval_mask[sl].to(dev)
+            if crop:
+                sl = torch.as_tensor(order[i:i + batch_size])
+                cut = max(int(lengths[order[i:i + batch_size]].max()), 1)
+            else:
+                sl, cut = slice(i, i + batch_size), tens.inputs.shape[1]
+            x, y, m = (tens.inputs[sl][:, :cut].to(dev), tens.targets[sl][:, :cut].to(dev),
+                       tens.eval_mask[sl][:, :cut].to(dev))
             out = model(x)
             if i == 0:
                 _check_model_output(out, data, _Tensors(x, y, m, m))
@@ -660,12 +820,13 @@ def _train(model, data, cfg, eval_data, callback, device, started):
         evals = {k: list(state["evals"][k]) for k in evals}
 
     eval_bs = cfg.eval_batch_size or 4 * cfg.batch_size
+    lengths = scored_lengths(data) if (cfg.crop or cfg.bucket) else None
     is_cls = data.kind == "classification"
     status, report = "completed", None
     checked = False
 
     def run_eval(step_done):
-        res = evaluate(model, eval_data, batch_size=eval_bs, device=device)
+        res = evaluate(model, eval_data, batch_size=eval_bs, device=device, crop=cfg.crop)
         model.train()
         evals["step"].append(step_done)
         evals["loss"].append(res["loss"])
@@ -677,9 +838,15 @@ def _train(model, data, cfg, eval_data, callback, device, started):
     step = start_step
     try:
         while step < cfg.steps:
-            idx = torch.as_tensor(batch_indices(len(data), cfg.batch_size, cfg.seed, step))
-            x, y = tens.inputs[idx].to(device), tens.targets[idx].to(device)
-            m, em = tens.mask[idx].to(device), tens.eval_mask[idx].to(device)
+            if cfg.bucket:
+                idx = bucketed_batch_indices(lengths, cfg.batch_size, cfg.bucket, cfg.seed,
+                                             step)
+            else:
+                idx = batch_indices(len(data), cfg.batch_size, cfg.seed, step)
+            cut = max(int(lengths[idx].max()), 1) if cfg.crop else tens.inputs.shape[1]
+            idx = torch.as_tensor(idx)
+            x, y = tens.inputs[idx][:, :cut].to(device), tens.targets[idx][:, :cut].to(device)
+            m, em = tens.mask[idx][:, :cut].to(device), tens.eval_mask[idx][:, :cut].to(device)
             factor = lr_factor(step, cfg)
             lr = cfg.lr * factor
             for group in opt.param_groups:
@@ -731,6 +898,9 @@ def _train(model, data, cfg, eval_data, callback, device, started):
                 if (cfg.target_accuracy is not None
                         and res["accuracy"] >= cfg.target_accuracy):
                     status = "target_reached"
+                    break
+                if cfg.plateau is not None and cfg.plateau.reached(evals[cfg.plateau.metric]):
+                    status = "plateaued"
                     break
             if callback is not None and callback(step - 1, record):
                 break

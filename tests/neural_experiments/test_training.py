@@ -9,11 +9,13 @@ import pytest
 import torch
 from torch import nn
 
-from lds_toolkit.neural.tasks import SequenceTask, induction_heads
+from lds_toolkit.neural.tasks import SequenceTask, induction_heads, listops
 from lds_toolkit.neural.training import (
+    Plateau,
     TrainConfig,
     TrainingDivergedError,
     batch_indices,
+    bucketed_batch_indices,
     evaluate,
     lr_factor,
     predict,
@@ -187,6 +189,91 @@ def test_target_accuracy_stops_early():
                 target_accuracy=1.0)
     assert res.status == "target_reached" and res.steps_done < 600
     assert res.final_eval["accuracy"] == 1.0
+
+
+def test_plateau_rule_by_hand():
+    rule = Plateau(window=2, min_delta=0.1)  # loss: relative
+    assert not rule.reached([1.0, 0.8])  # not enough evaluations
+    assert not rule.reached([1.0, 0.8, 0.7])  # 0.7 <= 0.9 * 1.0: still improving
+    assert rule.reached([1.0, 0.5, 0.48, 0.47])  # 0.47 > 0.9 * 0.5: flat
+    assert not rule.reached([1.0, 0.5, 0.48, 0.40])  # 0.40 <= 0.45
+    assert rule.reached([1.0, 0.5, 0.6, float("nan")])  # NaN is no improvement
+    acc = Plateau(window=3, min_delta=0.05, metric="accuracy")  # accuracy: absolute
+    assert not acc.reached([0.1, 0.2, 0.3, 0.36])
+    assert acc.reached([0.1, 0.5, 0.52, 0.54, 0.53])
+    assert acc.first([0.1, 0.2, 0.3, 0.31, 0.32, 0.33, 0.9]) == 5
+    assert acc.first([0.1, 0.2, 0.3]) is None
+    stall = [2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 0.5, 0.5, 0.5]
+    assert Plateau(window=2, min_delta=0.1).first(stall) == 2
+    assert Plateau(window=2, min_delta=0.1, min_evals=6).first([2.0] * 9) == 5
+    # a stall at the start is no plateau: the loss must first fall by min_gain
+    assert Plateau(window=2, min_delta=0.1, min_gain=0.1).first(stall) == 8
+    assert Plateau(window=2, min_delta=0.1, min_gain=0.1).first([2.0] * 20) is None
+    assert Plateau(window=2, min_delta=0.05, metric="accuracy", min_gain=0.2).first(
+        [0.1, 0.1, 0.1, 0.5, 0.5, 0.5]) == 5
+    with pytest.raises(ValueError, match="min_gain"):
+        Plateau(min_gain=-0.1)
+    with pytest.raises(ValueError, match="metric"):
+        Plateau(metric="f1")
+    with pytest.raises(ValueError, match="min_delta"):
+        Plateau(min_delta=1.5)
+
+
+def test_training_stops_when_the_held_out_curve_is_flat():
+    data = induction_heads(64, 6, vocab_size=2, rng=0)
+    model = TinyRNN(data.vocab_size, data.n_classes, width=24)
+    rule = Plateau(window=3, min_delta=0.05)
+    res = train(model, data, steps=2000, batch_size=32, lr=1e-2, eval_data=data, eval_every=10,
+                plateau=rule)
+    assert res.status == "plateaued" and res.steps_done < 2000
+    losses = list(res.evals["loss"])
+    assert rule.reached(losses) and rule.first(losses) == len(losses) - 1  # stopped at once
+    # the same run without the rule goes on
+    model2 = TinyRNN(data.vocab_size, data.n_classes, width=24)
+    res2 = train(model2, data, steps=res.steps_done + 20, batch_size=32, lr=1e-2,
+                 eval_data=data, eval_every=10)
+    assert res2.status == "completed"
+    np.testing.assert_array_equal(res2.evals["loss"][: len(losses)], losses)
+    with pytest.raises(TypeError, match="plateau must be a Plateau"):
+        train(model, data, steps=2, plateau=5)
+
+
+def test_bucketed_batches_cover_each_epoch_once_with_similar_lengths():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(10, 1000, size=103)
+    per_epoch = -(-103 // 8)
+    for epoch in range(2):
+        batches = [bucketed_batch_indices(lengths, 8, 4, 5, epoch * per_epoch + j)
+                   for j in range(per_epoch)]
+        assert sorted(np.concatenate(batches).tolist()) == list(range(103))
+        spread_b = np.mean([np.ptp(lengths[b]) for b in batches])
+        spread_r = np.mean([np.ptp(lengths[batch_indices(103, 8, 5, epoch * per_epoch + j)])
+                            for j in range(per_epoch)])
+        assert spread_b < 0.5 * spread_r  # bucketed batches hold similar lengths
+    again = bucketed_batch_indices(lengths, 8, 4, 5, 3)
+    assert np.array_equal(again, bucketed_batch_indices(lengths, 8, 4, 5, 3))
+
+
+def test_crop_and_bucket_leave_a_causal_models_numbers_unchanged():
+    """Cropping each batch after its last scored position changes nothing for a causal model
+    (same losses, same evaluation); bucketing changes only which sequences share a batch."""
+    data = listops(96, min_length=8, max_length=40, rng=0)
+    assert (data.info["lengths"] < 40).any()  # there is padding to skip
+    runs = {}
+    for crop in (False, True):
+        model = TinyRNN(data.vocab_size, data.n_classes, width=16)
+        res = train(model, data, steps=20, batch_size=16, lr=1e-2, eval_data=data,
+                    eval_every=10, crop=crop)
+        runs[crop] = (res, evaluate(model, data, batch_size=16, crop=crop))
+    np.testing.assert_allclose(runs[True][0].history["loss"], runs[False][0].history["loss"],
+                               rtol=1e-5)
+    np.testing.assert_allclose(runs[True][0].evals["loss"], runs[False][0].evals["loss"],
+                               rtol=1e-5)
+    assert runs[True][1]["accuracy"] == runs[False][1]["accuracy"]
+    assert runs[True][1]["loss"] == pytest.approx(runs[False][1]["loss"], rel=1e-5)
+    model = TinyRNN(data.vocab_size, data.n_classes, width=16)
+    res = train(model, data, steps=12, batch_size=16, lr=1e-2, crop=True, bucket=2)
+    assert res.status == "completed" and np.isfinite(res.history["loss"]).all()
 
 
 def test_bad_settings_are_named():

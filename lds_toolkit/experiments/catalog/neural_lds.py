@@ -6,43 +6,49 @@ T = 4 × the training length), one random symmetric LDS is drawn as in the
 length-generalization experiments (:mod:`.lengen_common`). Then:
 
 * **Neural models** (S4, S4+, STU, Focus, LaS and a causal transformer) are trained on
-  next-output prediction (:func:`lds_toolkit.neural.tasks.lds_next_output`): at position t
-  they read (u_t, y_t) and predict y_{t+1}; ``n_train`` streams of length ``train_length``.
+  next-output prediction (:func:`lds_toolkit.neural.tasks.lds_next_output`, outputs by
+  ``simulate(..., output="lengen")``: C A^l B is the coefficient of u_{t-l} in y_{t+1}): at
+  position t they read (u_t, y_t) and predict y_{t+1}; ``n_train`` streams of length
+  ``train_length``; a fixed number of steps with cosine decay (quick, paper) or until the
+  loss on ``n_validation`` fresh streams of the training length has flattened (medium: the
+  config's ``plateau``, constant learning rate after warm-up, at most ``steps``).
   They are evaluated on ``n_eval`` fresh streams of length 4 × train_length; the loss at
   evaluation length E is the mean squared error over the first E positions (the models are
   causal, so this is the loss on streams of length E).
 * **Algorithms 1 and 2** (:class:`~lds_toolkit.learning.SpectralFiltering`,
   :class:`~lds_toolkit.learning.SpectralFilteringAR2`) run online from scratch on each of the
   same evaluation streams, with filters of length T, context = the neural training length,
-  radius ||B|| ||C|| and a step size chosen on a separate validation stream (as in
-  ``lengen-*``). Their prediction of y_{t+1} uses exactly what the neural model's output at
-  position t uses. ``last-value`` (ŷ_{t+1} = y_t) is listed for scale.
+  radius ||B|| ||C||, filters resolved below the float64 floor (``filter_precision``) and a
+  step size chosen on a separate validation stream until interior (as in ``lengen-*``).
+  Their prediction of y_{t+1} uses exactly what the neural model's output at position t
+  uses. ``last-value`` (ŷ_{t+1} = y_t) is listed for scale.
 
 All losses are divided by the variance scale of the training outputs (mean of y² over the
 training streams), so that regions and seeds are comparable; the learners are not given the
 training streams (they learn online), the neural models never see the evaluation streams.
 
-``summary.json``: ``loss[model][eval_length]`` (mean over seeds), ``loss_seeds``, and
-``loss_by_region[region][model][eval_length]``.
+``summary.json``: ``loss[model][eval_length]`` (mean over seeds), ``loss_seeds``,
+``loss_by_region[region][model][eval_length]``, the learners' step sizes, and
+``training[model]`` (steps, plateaued, status per region and seed).
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ...learning import FilterPrecisionWarning, LastValue, LearnerDivergedError
+from ...learning import LastValue, LearnerDivergedError
 from ...neural import SequenceModel
 from ...neural.tasks import SequenceTask, lds_next_output
 from ...neural.training import predict, train
-from ..base import register
+from ..base import by_scale, register
 from ..plotting import figure, save_figure, smooth
 from .lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
 from .neural_common import (
+    PLATEAU,
     NeuralExperiment,
-    require_defined_scale,
+    plateau_rule,
     spread,
+    stack_ragged,
     task_device,
     task_threads,
     torch_seed,
@@ -81,16 +87,22 @@ class LDSStreams(NeuralExperiment):
     paper = "toolkit comparison (length-generalization setting, Regions A and B)"
 
     def config(self, scale, seeds):
-        require_defined_scale(self.name, scale)
         if scale == "quick":
             cfg = {"train_length": 128, "n": 32, "k": 16, "n_train": 256, "n_eval": 16,
                    "d_model": 32, "steps": 400, "seeds": 1}
+        elif scale == "medium":
+            cfg = {"train_length": 128, "n": 64, "k": 16, "n_train": 512, "n_eval": 32,
+                   "d_model": 32, "steps": 4000, "seeds": 2}
         else:
             cfg = {"train_length": 1024, "n": 512, "k": 24, "n_train": 2048, "n_eval": 64,
                    "d_model": 64, "steps": 5000, "seeds": 3}
         cfg.update(eval_factors=[1, 2, 4], region_q=7 / 8, regions=["A", "B"], d_in=1,
                    d_out=1, n_layers=2, norm="none", mlp_ratio=2.0, batch_size=16, lr=2e-3,
-                   warmup=50, weight_decay=0.0, lr_grid=LR_GRID, filter_precision="double",
+                   warmup=50, weight_decay=0.0, lr_grid=LR_GRID, filter_precision="extended",
+                   schedule=by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
+                   n_validation=by_scale(scale, quick=0, medium=32, paper=0),
+                   eval_every=by_scale(scale, quick=0, medium=50, paper=0),
+                   plateau=by_scale(scale, quick=None, medium=PLATEAU, paper=None),
                    models=list(NEURAL) + list(LEARNERS))
         if seeds is not None:
             cfg["seeds"] = seeds
@@ -112,23 +124,29 @@ class LDSStreams(NeuralExperiment):
         eval_raw = lds_next_output(system, config["n_eval"], T, rng=rng)
         val_raw = lds_next_output(system, 1, T, rng=rng)
         seed = torch_seed(rng)
+        # held-out curve of the neural models (medium): fresh streams at the training length
+        held_raw = (lds_next_output(system, config["n_validation"], L, rng=rng)
+                    if config["n_validation"] else None)
         scale = float(np.sqrt(np.mean(train_raw.targets**2)))
         name = task["model"]
         if name in NEURAL:
             with task_threads(1):
                 model = build_model(name, config, seed)
-                res = train(model, _normalised(train_raw, scale), steps=config["steps"],
-                            batch_size=config["batch_size"], lr=config["lr"],
-                            warmup=config["warmup"], schedule="cosine",
-                            weight_decay=config["weight_decay"], seed=seed,
-                            device=task_device())
+                res = train(model, _normalised(train_raw, scale),
+                            eval_data=None if held_raw is None else _normalised(held_raw, scale),
+                            steps=config["steps"], batch_size=config["batch_size"],
+                            lr=config["lr"], warmup=config["warmup"],
+                            schedule=config["schedule"], weight_decay=config["weight_decay"],
+                            eval_every=config["eval_every"] if held_raw is not None else 0,
+                            plateau=plateau_rule(config), seed=seed, device=task_device())
                 if res.diverged:
                     curve = np.full(T, np.nan)
                 else:
                     ev = _normalised(eval_raw, scale)
                     err = (predict(model, ev) - ev.targets) ** 2  # (n_eval, T, d_out)
                     curve = err.mean(axis=(0, 2))
-            return {"curve": curve, **training_record(res)}
+            return {"curve": curve, "eval_steps": res.evals["step"],
+                    "eval_loss": res.evals["loss"], **training_record(res)}
         u, y = eval_raw.info["u"], eval_raw.info["y"]
         extra = {}
         if name == "last-value":
@@ -136,21 +154,18 @@ class LDSStreams(NeuralExperiment):
         else:
             cls = ALGORITHMS[1 if name == "alg1" else 2]
             radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FilterPrecisionWarning)
-                (schedule, lr), _ = choose_step_size(cls, config, radius,
-                                                     val_raw.info["u"][0], val_raw.info["y"][0])
-                learner = cls(horizon=T, k=config["k"], context=L, radius=radius, lr=lr,
-                              lr_schedule=schedule)
-            extra = {"lr": lr, "lr_schedule": schedule}
+            (schedule, lr), search = choose_step_size(cls, config, radius,
+                                                      val_raw.info["u"][0],
+                                                      val_raw.info["y"][0])
+            learner = cls(horizon=T, k=config["k"], context=L, radius=radius, lr=lr,
+                          lr_schedule=schedule, filter_precision=config["filter_precision"])
+            extra = {"lr": lr, "lr_schedule": schedule, "lr_interior": search["interior"]}
         losses = []
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FilterPrecisionWarning)
-                for b in range(u.shape[0]):
-                    learner.fit_predict(u[b], y[b])
-                    # losses_[t] = ||yhat_t - y_t||^2; index t + 1 <-> neural position t
-                    losses.append(learner.losses_[1:] / config["d_out"])
+            for b in range(u.shape[0]):
+                learner.fit_predict(u[b], y[b])
+                # losses_[t] = ||yhat_t - y_t||^2; index t + 1 <-> neural position t
+                losses.append(learner.losses_[1:] / config["d_out"])
             curve = np.mean(losses, axis=0) / scale**2
             diverged = None
         except LearnerDivergedError as exc:
@@ -184,13 +199,29 @@ class LDSStreams(NeuralExperiment):
             "learner_step_sizes": {f"{t['region']}/{t['model']}/{t['seed_index']}":
                                    [r["lr_schedule"], r["lr"]]
                                    for t, r in zip(tasks, results) if "lr" in r},
+            "learner_step_sizes_interior": all(r["lr_interior"] for r in results
+                                               if "lr_interior" in r),
+            "training": {m: {key: [r[field] for t, r in zip(tasks, results)
+                                   if t["model"] == m]
+                             for key, field in (("steps", "steps_done"),
+                                                ("plateaued", "plateaued"),
+                                                ("status", "status"))}
+                         for m in models if m in NEURAL},
         }
-        return summary, {f"curve/{k}": v for k, v in curves.items()}
+        arrays = {f"curve/{k}": v for k, v in curves.items()}
+        for m in models:
+            if m in NEURAL:
+                rs = [r for t, r in zip(tasks, results) if t["model"] == m]
+                arrays[f"eval_steps/{m}"] = stack_ragged([r["eval_steps"] for r in rs])
+                arrays[f"eval_loss/{m}"] = stack_ragged([r["eval_loss"] for r in rs])
+        return summary, arrays
 
     def plot(self, config, summary, arrays, outdir):
         regions = config["regions"]
         L = config["train_length"]
-        fig, axes = figure(1, len(regions), width=5.5 * len(regions), height=3.6)
+        held_out = any(arrays[f"eval_steps/{m}"].size for m in config["models"] if m in NEURAL)
+        n_ax = len(regions) + held_out
+        fig, axes = figure(1, n_ax, width=5.5 * n_ax, height=3.6)
         axes = np.atleast_1d(axes)
         colors = dict(zip(config["models"], ["#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                               "#ff7f0e", "#8c564b", "k", "0.4", "0.7"]))
@@ -209,5 +240,18 @@ class LDSStreams(NeuralExperiment):
             ax.set_xlabel(f"position t (dotted: training length {L})")
             ax.set_ylabel("normalised squared error (smoothed)")
             ax.set_title(f"Region {region}")
-        axes[-1].legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
+        if held_out:
+            ax = axes[-1]
+            for m in config["models"]:
+                if m not in NEURAL:
+                    continue
+                st, ev = arrays[f"eval_steps/{m}"], arrays[f"eval_loss/{m}"]
+                for i in range(st.shape[0]):
+                    ax.plot(st[i], ev[i], color=colors[m], lw=0.8, alpha=0.8,
+                            label=m if i == 0 else None)
+            ax.set_yscale("log")
+            ax.set_xlabel("step")
+            ax.set_ylabel(f"held-out loss at length {L}")
+            ax.set_title("training to a plateau (every region and seed)")
+        axes[len(regions) - 1].legend(loc="upper left", fontsize=7)
         return save_figure(fig, outdir, "lds_streams")

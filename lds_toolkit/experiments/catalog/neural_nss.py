@@ -1,25 +1,56 @@
 r"""``nss-s4``: the S4++ paper's non-stable-states example (Sec. 2.3, Figs. 2 and 4).
 
-100 equidistant samples of sin(5πt) on [0, 1] train a one-layer S4 and a one-layer S4+ (State
-Memory Replay, eq. 15) for 2000 steps (the paper's 2000 epochs of its single sequence). The
-sampling instants are then perturbed by less than the grid step (``t'_i = t_i + δ_i``,
-``|δ_i| < jitter · h``), and the trained models run on the perturbed samples u'.
+100 equidistant samples of sin(5πt) on [0, 1] train one-layer models. The sampling instants
+are then perturbed by less than the grid step (``t'_i = t_i + δ_i``, ``|δ_i| < jitter · h``),
+and the trained models run on the perturbed samples u'. Training: the paper's 2000 epochs of
+its single sequence at paper scale (1000 at quick scale), cosine decay; at medium scale a
+constant learning rate after warm-up until the error on ``n_validation`` held-out perturbation
+draws (never the measured ones) has flattened (the config's ``plateau``).
+
+Models (the same block around each layer, :func:`build_model`):
+
+* ``s4`` — S4 with HiPPO-LegS in diagonal-plus-low-rank form (``S4(d, mode="dplr")``), the
+  S4++ paper's baseline;
+* ``s4d`` — S4D-Lin (``Re A < 0`` forced, as every S4 variant by default);
+* ``s4+`` — S4+ (State Memory Replay, eq. 15) on the same S4-LegS;
+* ``s4d-free`` — S4D-Lin with ``Re A`` unconstrained (``real_transform="none"``): the only
+  parameterisation here in which training *can* produce a growing mode (``|Ā| > 1``).
 
 **Training target (our choice; the paper does not say).** Next-sample prediction: the output at
-position i must give sin(5π t_{i+1}) (:func:`lds_toolkit.neural.tasks.sine_fit`). Fitting the
-input itself would be solved by the feed-through D with no use of the state; the next sample
-needs the phase, which only the state holds. On u' the target is the next *perturbed* sample.
+position i must give sin(5π t_{i+1}) (:func:`lds_toolkit.neural.tasks.sine_fit`). On u' the
+target is the next *perturbed* sample.
 
-Measured per model and seed:
+Measured per model and seed (states from the layer's ``states``, every state ``x_t`` of every
+channel; each stored complex mode stands for a conjugate pair and counts twice):
 
-* ``state_volume`` — the paper's "Total State Vol": V_t = Σ |x_t| over all N states of every
-  channel (each stored complex mode stands for a conjugate pair and counts twice), from the
-  layer's recurrent mode; we report its mean over t on u (``original``) and on u'
-  (``perturbed``, averaged over ``n_perturbations`` draws of the instants), and the peaks;
-* ``perturbed_error`` — MSE of the prediction on u' against the next perturbed samples
-  (``original_error``: the same on u);
-* training-loss and gradient-norm curves (norms before clipping; no clipping is applied here,
-  so the curves are the raw ones of Fig. 4).
+* ``state_volume`` — the paper's "Total State Vol" :math:`V_t = 2\sum_{h,n}|x_{t,h,n}|`
+  (:func:`state_volume`). **Not** comparable across models: the state of a diagonal SSM can
+  be rescaled (:math:`x \to s x`, :math:`B \to s B`, :math:`C \to C/s`, per mode) without
+  changing any output, which scales :math:`V_t` freely;
+* ``weighted_volume`` — the rescaling-invariant :math:`W_t = 2\sum_{h,n}|C_{h,n}||x_{t,h,n}|`
+  (:func:`weighted_state_volume`): each mode's amplitude as it reaches the output;
+* ``state_change`` — :math:`\sum_t\sum|x'_t - x_t| / \sum_t\sum|x_t|` (how much u' moves the
+  states; invariant to one common rescaling of the state), and ``weighted_state_change``, the
+  same with every mode weighted by :math:`|C|` (invariant to per-mode rescaling);
+* ``perturbed_error`` (MSE on u' against the next perturbed samples), ``floor`` (the MSE of the
+  nominal next sample sin(5π t_{i+1}) as a prediction of sin(5π t'_{i+1}), what a model that
+  ignores the unknowable jitter of the next instant cannot avoid), ``above_floor`` (their
+  difference), and ``output_effect`` :math:`\overline{(\hat y(u') - \hat y(u))^2}` with
+  ``output_gain`` :math:`= \mathrm{rms}(\hat y(u')-\hat y(u)) / \mathrm{rms}(u'-u)`;
+* **the rising volume curve**: :math:`W_t` split (the SSM is linear in its input v) into the
+  response to the per-channel time average of v (``dc``) and to the rest, on the nominal input
+  and on ``long_factor`` times as many samples of the same sine (``long_*``), with the layer's
+  memory lengths (:func:`lds_toolkit.memory_length`, ε = 1e-2, per channel);
+* **where NSS would appear** — from ``layer.to_lds(h)`` (the trained (Ā, B̄, C, D) of every
+  channel h): the moduli :math:`|\lambda(\bar A)|` at the trained step and at ``rates``
+  times it, the spectral radius, and the contraction :math:`\rho` certified by a discrete
+  Lyapunov function (:func:`lds_toolkit.control.discrete_certificate`, with cond(P)). A
+  perturbation of the input at step j reaches step k multiplied by :math:`\bar A^{k-j}`; it
+  grows (NSS) only for :math:`|\lambda| > 1`, and reaches Fig. 1's :math:`10^6` within the
+  sequence only for :math:`|\lambda| \ge 10^{6/L}` (``nss_threshold``);
+* training-loss curve, gradient norm and the **sum of parameter gradients**
+  :math:`\sum_\theta \partial\mathcal L/\partial\theta` (what Fig. 4 plots: "the sum of
+  parameter gradients"), all before any clipping (none is applied).
 
 Model: linear encoder 1 -> d, one residual block with the SSM layer and no MLP or normalisation
 (a LayerNorm across the channels of a lifted scalar would divide its value out), linear head.
@@ -27,71 +58,288 @@ Model: linear encoder 1 -> d, one residual block with the SSM layer and no MLP o
 
 from __future__ import annotations
 
+import copy
+import math
+
 import numpy as np
 import torch
 
+from ...control import discrete_certificate
 from ...neural import SequenceModel
-from ...neural.tasks import sine_fit
+from ...neural.tasks import SequenceTask, sine_fit
 from ...neural.training import evaluate, predict, train
-from ..base import register
+from ...systems import LDS, memory_length
+from ..base import by_scale, register
+from ..claims import Claim
 from ..plotting import figure, save_figure
 from .neural_common import (
+    PLATEAU,
     NeuralExperiment,
     by_model,
-    require_defined_scale,
+    plateau_rule,
     spread,
+    stack_ragged,
     task_device,
     task_threads,
     torch_seed,
     training_record,
 )
 
-MODELS = ("s4", "s4+")
-LABELS = {"s4": "S4", "s4+": "S4+ (SMR)"}
-COLORS = {"s4": "#1f77b4", "s4+": "#d62728"}
+MODELS = ("s4", "s4d", "s4+", "s4d-free")
+#: layer name and keyword arguments of each model
+LAYERS = {"s4": ("s4", {"mode": "dplr"}),
+          "s4d": ("s4", {}),
+          "s4+": ("s4plus", {"mode": "dplr"}),
+          "s4d-free": ("s4", {"real_transform": "none"})}
+LABELS = {"s4": "S4 (LegS, DPLR)", "s4d": "S4D-Lin", "s4+": "S4+ (SMR on S4-LegS)",
+          "s4d-free": "S4D-Lin, free Re A"}
+COLORS = {"s4": "#1f77b4", "s4d": "#2ca02c", "s4+": "#d62728", "s4d-free": "#9467bd"}
+#: step-size multipliers of the NSS map (the layer's ``rate``)
+RATES = [2.0 ** k for k in range(-6, 11)]
 
 
 def build_model(name: str, config: dict, seed: int) -> SequenceModel:
-    layer = {"s4": "s4", "s4+": "s4plus"}[name]
-    return SequenceModel(config["d_model"], 1, layer, layer_kwargs={"d_state": config["d_state"]},
+    """Encoder 1 -> d_model, one residual block around the model's SSM layer, head d -> 1."""
+    layer, kwargs = LAYERS[name]
+    return SequenceModel(config["d_model"], 1, layer,
+                         layer_kwargs={"d_state": config["d_state"], **kwargs},
                          d_input=1, d_output=1, norm="none", mlp_ratio=0.0, seed=seed)
 
 
+# ----------------------------------------------------------------------------- measurements
+
 @torch.no_grad()
-def state_volume(model: SequenceModel, u: np.ndarray) -> np.ndarray:
-    """V_t = Σ |x_t| over every state of the (single) SSM layer, from its step mode.
+def layer_states(model: SequenceModel, u: np.ndarray):
+    """The SSM's input, states and output weights of the model's single layer, in float64.
 
-    ``u``: (length, 1). The layer stores N/2 complex modes per channel standing for N/2
-    conjugate pairs, so the sum over the N real-system states is twice the sum over the stored
-    modes. Returns V of shape (length,).
+    ``u``: (length, 1) or a batch (batch, length, 1). Returns ``v`` (..., length, H) real, the
+    input of the SSM (the encoder's output, after State Memory Replay for S4+), ``x``
+    (..., length, H, N/2) complex, every state ``x_t`` after reading ``v_t``, and ``C``
+    (H, N/2) complex, with the SSM output ``y_t = 2 Re(C x_t) + D v_t``.
     """
-    model.eval()
-    dtype = next(model.parameters()).dtype
-    device = next(model.parameters()).device
-    x = torch.as_tensor(u, dtype=dtype, device=device)
-    states = model.initial_state(1, dtype=dtype, device=device)
-    vol = np.empty(len(u))
-    for t in range(len(u)):
-        _, states = model.step(x[t][None], states)
-        s = states[0]
-        ssm = s.ssm if hasattr(s, "ssm") else s  # S4PlusState or S4's complex tensor
-        vol[t] = 2.0 * float(ssm.abs().sum())
-    model.train()
-    return vol
+    m = copy.deepcopy(model).double().cpu()
+    u = np.asarray(u, dtype=float)
+    single = u.ndim == 2
+    z = m.encoder(torch.as_tensor(u[None] if single else u))
+    layer = m.blocks[0].layer
+    v = layer.smr(z) if hasattr(layer, "smr") else z
+    x = recurrent_states(layer.ssm, v)
+    v, x = v.numpy(), x.numpy()
+    if single:
+        v, x = v[0], x[0]
+    return v, x, layer.ssm._C(torch.float64).numpy()
 
+
+def state_volume(x: np.ndarray) -> np.ndarray:
+    r"""The paper's Total State Vol :math:`V_t = 2\sum_{h,n}|x_{t,h,n}|` of states ``x``
+    (length, H, N/2) (each stored mode stands for a conjugate pair). Shape (length,).
+
+    Not invariant to a rescaling of the state: :math:`x \to s x` with :math:`B \to sB`,
+    :math:`C \to C/s` leaves every output unchanged and multiplies :math:`V_t` by
+    :math:`|s|`."""
+    return 2.0 * np.abs(x).sum(axis=(-2, -1))
+
+
+def weighted_state_volume(x: np.ndarray, C: np.ndarray) -> np.ndarray:
+    r""":math:`W_t = 2\sum_{h,n}|C_{h,n}||x_{t,h,n}|`, the state volume with every mode
+    weighted by its output coefficient; shape (length,).
+
+    Mode n of channel h contributes :math:`2\,\mathrm{Re}(C_{h,n}x_{t,h,n})` to the output, an
+    oscillation of amplitude :math:`2|C_{h,n}x_{t,h,n}|`; :math:`W_t` sums these amplitudes
+    before they cancel. Invariant to every rescaling that leaves the layer's outputs unchanged
+    (:math:`x_n \to s_n x_n`, :math:`B_n \to s_n B_n`, :math:`C_n \to C_n/s_n`, any complex
+    :math:`s_n \ne 0` per mode of a diagonal SSM; one real :math:`s_h` per channel for the DPLR
+    SSM, whose modes and their conjugates are coupled by :math:`PP^*`)."""
+    return 2.0 * (np.abs(C) * np.abs(x)).sum(axis=(-2, -1))
+
+
+def relative_state_change(x: np.ndarray, x_pert: np.ndarray, C: np.ndarray | None = None
+                          ) -> float:
+    r""":math:`\sum_t\sum_{h,n} w|x'_{t,h,n} - x_{t,h,n}| / \sum_t\sum_{h,n} w|x_{t,h,n}|`
+    with :math:`w = 1` (``C`` None: invariant to a common rescaling of the state only) or
+    :math:`w = |C_{h,n}|` (invariant to per-mode rescaling)."""
+    w = 1.0 if C is None else np.abs(C)
+    return float((w * np.abs(x_pert - x)).sum() / (w * np.abs(x)).sum())
+
+
+def nominal_floor(task) -> float:
+    r"""MSE of the nominal next sample :math:`\sin(\omega t_{i+1})` as a prediction of the
+    perturbed one :math:`\sin(\omega t'_{i+1})` (``task`` from :func:`sine_fit` with jitter):
+    the error a predictor that knows the nominal grid but not the jitter of the next instant
+    makes. With :math:`\delta \sim U(-jh, jh)` it is about
+    :math:`\omega^2 (jh)^2/3 \cdot \overline{\cos^2} \approx 1.06\cdot10^{-3}` for the paper's
+    sine (ω = 5π, h = 1/99, j = 1/2)."""
+    info = task.info
+    n = len(info["t"])
+    t_nominal = info["grid_step"] * np.arange(1, n + 1)
+    return float(np.mean((np.sin(info["frequency"] * t_nominal) - task.targets[0, :, 0]) ** 2))
+
+
+@torch.no_grad()
+def recurrent_states(ssm, v: torch.Tensor) -> torch.Tensor:
+    """Every state of ``ssm`` (an S4 layer's SSM) on ``v`` (batch, length, H), from its
+    recurrent mode ``ssm.step``: complex (batch, length, H, N/2). The same numbers as
+    ``ssm.states(v)`` (pinned to 1e-10 in the layer tests), at O(L) steps of O(H N^2) for the
+    DPLR SSM instead of the doubling scan's O(H N^2 L log L)."""
+    state = ssm.initial_state(v.shape[0], dtype=v.dtype, device=v.device)
+    xs = []
+    for t in range(v.shape[1]):
+        _, state = ssm.step(v[:, t], state)
+        xs.append(state)
+    return torch.stack(xs, dim=1)
+
+
+def dc_volume(model: SequenceModel, v: np.ndarray, C: np.ndarray) -> np.ndarray:
+    r"""The weighted state volume :math:`W_t` of the SSM's response to the per-channel time
+    average :math:`\bar v` of its input ``v`` (length, H) alone. The SSM is linear in v, so
+    its states split as x = x[v̄] + x[v - v̄]: this is the part a constant input builds up,
+    which keeps rising for as long as the slowest modes remember. Shape (length,)."""
+    m = copy.deepcopy(model).double().cpu()
+    vbar = torch.as_tensor(np.broadcast_to(v.mean(axis=0), v.shape).copy())[None]
+    x_dc = recurrent_states(m.blocks[0].layer.ssm, vbar)[0].numpy()
+    return weighted_state_volume(x_dc, C)
+
+
+def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
+    r"""The trained SSM as one LDS per channel and what it says about NSS.
+
+    The channels' systems are the diagonal blocks of ``layer.to_lds(rate=r)`` (the same as
+    ``layer.to_lds(h, rate=r)``, computed once for all channels).
+
+    Returns a dict with, over channels h: ``moduli`` (every :math:`|\lambda(\bar A_h)|`),
+    ``steps`` (:math:`\Delta_h`, one per modulus), ``spectral_radius``
+    (:math:`\max |\lambda|`), ``unstable_modes`` (count with :math:`|\lambda| > 1`),
+    ``unstable_channels`` (channels with a mode :math:`|\lambda| \ge 1`), ``certified_rho``
+    and ``certificate_condition`` (max over the Schur-stable channels of the contraction
+    :math:`\rho` proved by :math:`\bar A^\top P\bar A - P = -I` and of cond(P)),
+    ``memory_length`` (per channel, ε = 1e-2, of the response
+    :math:`D + C\bar B, C\bar A\bar B, \dots`; NaN when not Schur stable), and
+    ``radius_at_rate`` (:math:`\max_h\rho(\bar A_h)` at the step :math:`r\Delta_h` for every
+    r of ``rates``).
+    """
+    layer = model.blocks[0].layer
+    H, N = layer.ssm.d_model, layer.ssm.d_state
+
+    def channel_blocks(rate):
+        """(Ā_h, B̄_h, C_h, D_h) of every channel from the block-diagonal ``to_lds``."""
+        full = layer.to_lds(rate=rate)
+        return [(full.A[h * N:(h + 1) * N, h * N:(h + 1) * N],
+                 full.B[h * N:(h + 1) * N, h:h + 1], full.C[h:h + 1, h * N:(h + 1) * N],
+                 full.D[h:h + 1, h:h + 1]) for h in range(H)]
+
+    moduli, steps, rho_c, cond, mem = [], [], [], [], []
+    dt = torch.exp(layer.ssm.log_dt.detach().double()).numpy()
+    for h, (A, B, C, D) in enumerate(channel_blocks(1.0)):
+        lam = np.abs(np.linalg.eigvals(A))
+        moduli.append(lam)
+        steps.append(np.full(lam.size, dt[h]))
+        if lam.max() < 1:
+            cert = discrete_certificate(A)
+            rho_c.append(cert.rho)
+            cond.append(cert.condition)
+            mem.append(memory_length(LDS(A, B, C @ A, D + C @ B, dt=1.0), 1e-2).length)
+        else:
+            rho_c.append(np.nan)
+            cond.append(np.nan)
+            mem.append(np.nan)
+    radius_at_rate = [max(float(np.abs(np.linalg.eigvals(blk[0])).max())
+                          for blk in channel_blocks(r)) for r in rates]
+    moduli = np.concatenate(moduli)
+    return {"moduli": moduli, "steps": np.concatenate(steps),
+            "spectral_radius": float(moduli.max()),
+            "unstable_modes": int(np.sum(moduli > 1)),
+            "unstable_channels": int(np.sum(np.isnan(rho_c))),
+            "certified_rho": float(np.nanmax(rho_c)) if np.isfinite(rho_c).any() else np.nan,
+            "certificate_condition": (float(np.nanmax(cond)) if np.isfinite(cond).any()
+                                      else np.nan),
+            "memory_length": np.asarray(mem, dtype=float),
+            "radius_at_rate": np.asarray(radius_at_rate)}
+
+
+def nss_threshold(length: int, growth: float = 1e6) -> float:
+    r""":math:`|\lambda|` at which a mode multiplies a perturbation by ``growth`` within
+    ``length`` steps, :math:`\text{growth}^{1/L}` (Fig. 1 reaches :math:`10^6`)."""
+    return float(growth ** (1.0 / length))
+
+
+def stack_tasks(tasks: list) -> SequenceTask | None:
+    """One :class:`SequenceTask` holding the sequences of several (None for none)."""
+    if not tasks:
+        return None
+    return SequenceTask(*(np.concatenate([getattr(t, k) for t in tasks])
+                          for k in ("inputs", "targets", "mask", "eval_mask")),
+                        name=tasks[0].name)
+
+
+class GradientSum:
+    """Training callback recording :math:`\\sum_\\theta \\partial L/\\partial\\theta` (every
+    entry of every parameter's gradient, signed) after each step; ``train`` calls it after the
+    optimizer step, before the next step clears the gradients."""
+
+    def __init__(self, model):
+        self.model = model
+        self.values: list[float] = []
+
+    def __call__(self, step, record):
+        total = sum(float(p.grad.sum()) for p in self.model.parameters() if p.grad is not None)
+        self.values.append(total)
+        return False
+
+
+# ------------------------------------------------------------------------------- experiment
 
 @register
 class NssS4(NeuralExperiment):
     name = "nss-s4"
-    description = "S4 vs S4+ on sin(5 pi t): states and predictions under perturbed sampling"
+    description = "S4-LegS, S4D, S4+ on sin(5 pi t): states and errors under perturbed sampling"
     paper = "S4++ Sec. 2.3 / Figs. 2 and 4"
+    claims = (
+        Claim("nss", "S4++", "Sec. 2.3, Fig. 2",
+              "S4 trained on u has non-stable states on u': the perturbation changes the "
+              "states by as much as the states themselves",
+              "weighted_state_change/s4", ">=", 1.0, scales=(),
+              spread="weighted_state_change_seeds/s4",
+              note="Measured change 2-3 % for every model: the trained layers are Schur "
+                   "stable with a Lyapunov certificate (spectral radius < 1 at every step "
+                   "size, see lds_analysis); the perturbation passes to the output with a "
+                   "gain of about 1 (output_gain)."),
+        Claim("unstable-prediction", "S4++", "Sec. 2.3, Fig. 2",
+              "S4 predicts u' with numerical instability: its error there is dominated by the "
+              "model (error above the nominal floor at least 10x the floor)",
+              "above_floor_over_floor/s4", ">=", 10.0, scales=(),
+              spread="above_floor_over_floor_seeds/s4",
+              note="Measured: about 1x. The models pass the input perturbation u' - u to the "
+                   "output with a gain near 1 (output_gain); the floor is the error of the "
+                   "nominal next sample, ~1.06e-3."),
+        Claim("volume-shrinks", "S4++", "Sec. 3.1, Fig. 4",
+              "S4+ shrinks the state volume from 2e2 to 3e1 (a factor 0.15)",
+              "weighted_volume_ratio/s4+", "<=", 0.15, scales=(),
+              spread="weighted_volume_ratio_seeds/s4+",
+              note="Rescaling-invariant volume (|C|-weighted) of S4+ over S4 on u'; the "
+                   "raw volume is reported too but can be rescaled at will."),
+        Claim("error-reduced", "S4++", "Sec. 3.1, Fig. 4",
+              "S4+ substantially reduces the prediction error on u' (at most half of S4's "
+              "error above the nominal floor)",
+              "above_floor_ratio/s4+", "<=", 0.5, scales=(),
+              spread="above_floor_ratio_seeds/s4+",
+              note="'Substantial' read as a factor 2 or more."),
+        Claim("fit-improved", "S4++", "Sec. 3.1, Fig. 4",
+              "SMR diminishes the fitting error: S4+'s final training loss is below S4's",
+              "final_loss_ratio/s4+", "<", 1.0, scales=(),
+              spread="final_loss_ratio_seeds/s4+",
+              note="Per seed against S4 on the same data; mean of the last 100 steps."),
+    )
 
     def config(self, scale, seeds):
-        require_defined_scale(self.name, scale)
-        quick = scale == "quick"
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
-               "n_perturbations": 10, "steps": 2000, "lr": 3e-3, "warmup": 100,
-               "d_model": 16, "d_state": 64, "seeds": 3 if quick else 10,
+               "n_perturbations": 10, "long_factor": 10,
+               "steps": by_scale(scale, quick=1000, medium=4000, paper=2000),
+               "schedule": by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
+               "n_validation": by_scale(scale, quick=0, medium=5, paper=0),
+               "eval_every": by_scale(scale, quick=0, medium=50, paper=0),
+               "plateau": by_scale(scale, quick=None, medium=PLATEAU, paper=None),
+               "lr": 3e-3, "warmup": 100, "d_model": 16, "d_state": 64,
+               "seeds": by_scale(scale, quick=2, medium=8, paper=10),
                "models": list(MODELS)}
         if seeds is not None:
             cfg["seeds"] = seeds
@@ -103,109 +351,277 @@ class NssS4(NeuralExperiment):
         seed = torch_seed(rng)
         perturbed = [sine_fit(n, frequency=freq, jitter=jit, rng=rng)
                      for _ in range(config["n_perturbations"])]
+        # held-out curve (medium): fresh perturbation draws, never the measured ones
+        validation = stack_tasks([sine_fit(n, frequency=freq, jitter=jit, rng=rng)
+                                  for _ in range(config["n_validation"])])
         with task_threads(1):
             model = build_model(task["model"], config, seed)
-            res = train(model, data, steps=config["steps"], batch_size=1, lr=config["lr"],
-                        warmup=config["warmup"], schedule="cosine", grad_clip=None,
-                        divergence_factor=None, seed=seed, device=task_device())
+            grads = GradientSum(model)
+            res = train(model, data, eval_data=validation, steps=config["steps"],
+                        batch_size=1, lr=config["lr"], warmup=config["warmup"],
+                        schedule=config["schedule"], grad_clip=None, divergence_factor=None,
+                        eval_every=config["eval_every"] if validation is not None else 0,
+                        plateau=plateau_rule(config), seed=seed, device=task_device(),
+                        callback=grads)
+            record = {**training_record(res), "grad_sum_curve": np.asarray(grads.values),
+                      "eval_steps": res.evals["step"], "eval_loss": res.evals["loss"]}
             if res.diverged:
-                return {"diverged": True, **training_record(res)}
+                return {"diverged": True, **record}
             model.cpu()
-            original_error = evaluate(model, data)["loss"]
-            perturbed_error = [evaluate(model, p)["loss"] for p in perturbed]
-            vol_orig = state_volume(model, data.inputs[0])
-            vol_pert = np.stack([state_volume(model, p.inputs[0]) for p in perturbed])
-            pred_orig = predict(model, data)[0, :, 0]
-            pred_pert = predict(model, perturbed[0])[0, :, 0]
-        return {
-            "diverged": False,
-            "original_error": original_error,
-            "perturbed_error": float(np.mean(perturbed_error)),
-            "perturbed_error_draws": np.asarray(perturbed_error),
-            "volume_original": vol_orig,
-            "volume_perturbed": vol_pert.mean(axis=0),
-            "prediction_original": pred_orig,
-            "prediction_perturbed": pred_pert,
+            return {"diverged": False, "seed_index": task["seed_index"], **record,
+                    **self._measure(model, data, perturbed, config)}
+
+    @staticmethod
+    def _measure(model, data, perturbed, config):
+        u = data.inputs[0]
+        pred = predict(model, data)[0, :, 0]
+        v, x, C = layer_states(model, u)
+        out = {"original_error": evaluate(model, data)["loss"]}
+        pert_err = [evaluate(model, p)["loss"] for p in perturbed]
+        floors = [nominal_floor(p) for p in perturbed]
+        u_pert = np.stack([p.inputs[0] for p in perturbed])  # (draws, length, 1)
+        pred_pert = np.stack([predict(model, p)[0, :, 0] for p in perturbed])
+        out_eff = np.mean((pred_pert - pred) ** 2, axis=1)
+        in_eff = np.mean((u_pert[..., 0] - u[:, 0]) ** 2, axis=1)
+        _, x_pert, _ = layer_states(model, u_pert)
+        change = [relative_state_change(x, xp) for xp in x_pert]
+        wchange = [relative_state_change(x, xp, C) for xp in x_pert]
+        n_long = config["long_factor"] * config["n_points"]
+        h = 1.0 / (config["n_points"] - 1)
+        u_long = np.sin(config["frequency"] * h * np.arange(n_long))[:, None]
+        v_long, x_long, _ = layer_states(model, u_long)
+        analysis = lds_analysis(model)
+        out.update({
+            "perturbed_error": float(np.mean(pert_err)),
+            "perturbed_error_draws": np.asarray(pert_err),
+            "floor": float(np.mean(floors)),
+            "above_floor": float(np.mean(pert_err) - np.mean(floors)),
+            "output_effect": float(np.mean(out_eff)),
+            "output_gain": float(np.sqrt(np.mean(out_eff) / np.mean(in_eff))),
+            "state_change": float(np.mean(change)),
+            "weighted_state_change": float(np.mean(wchange)),
+            "volume_original": state_volume(x),
+            "volume_perturbed": state_volume(x_pert).mean(axis=0),
+            "weighted_original": weighted_state_volume(x, C),
+            "weighted_perturbed": weighted_state_volume(x_pert, C).mean(axis=0),
+            "weighted_dc": dc_volume(model, v, C),
+            "long_weighted": weighted_state_volume(x_long, C),
+            "long_weighted_dc": dc_volume(model, v_long, C),
+            "prediction_original": pred,
+            "prediction_perturbed": pred_pert[0],
             "t_perturbed": perturbed[0].info["t"],
             "target_perturbed": perturbed[0].targets[0, :, 0],
-            **training_record(res),
-        }
+            **{f"lds_{k}": v for k, v in analysis.items()},
+        })
+        return out
 
     def summarize(self, config, tasks, results):
         models = config["models"]
+        L = config["n_points"]
         by = by_model(config, tasks, results)
         ok = {m: [r for r in by[m] if not r["diverged"]] for m in models}
-        summary = {"state_volume": {}, "state_volume_peak": {}, "perturbed_error": {},
-                   "original_error": {}, "state_volume_seeds": {}, "perturbed_error_seeds": {},
-                   "perturbed_error_spread": {},
-                   "diverged": {m: [r["divergence"] for r in by[m] if r["diverged"]]
+        S: dict = {"diverged": {m: [r["divergence"] for r in by[m] if r["diverged"]]
                                 for m in models},
-                   "final_train_loss": {}}
+                   "training": {m: {"steps": [r["steps_done"] for r in by[m]],
+                                    "plateaued": [r["plateaued"] for r in by[m]],
+                                    "status": [r["status"] for r in by[m]]} for m in models},
+                   "nss_threshold": nss_threshold(L), "rates": RATES, "length": L}
+
+        def put(key, values_by_model, seeds=True):
+            S[key] = {m: spread(v)["mean"] for m, v in values_by_model.items()}
+            if seeds:
+                S[f"{key}_seeds"] = values_by_model
+
+        def per(key, fn=None):
+            return {m: [float(fn(r) if fn else r[key]) for r in ok[m]] for m in models}
+
+        for key in ("original_error", "perturbed_error", "floor", "above_floor",
+                    "output_effect", "output_gain", "state_change", "weighted_state_change"):
+            put(key, per(key))
+        put("state_volume", per(None, lambda r: r["volume_perturbed"].mean()))
+        put("state_volume_original", per(None, lambda r: r["volume_original"].mean()))
+        put("weighted_volume", per(None, lambda r: r["weighted_perturbed"].mean()))
+        put("weighted_volume_original", per(None, lambda r: r["weighted_original"].mean()))
+        put("final_train_loss", per(None, lambda r: r["loss_curve"][-100:].mean()))
+        put("above_floor_over_floor", per(None, lambda r: r["above_floor"] / r["floor"]))
+        # each model against S4 on the same seed (common random numbers: the same data and
+        # perturbations)
+        if "s4" in models:
+            base = {r["seed_index"]: r for r in ok["s4"]}
+
+            def against_s4(fn):
+                return {m: [float(fn(r) / fn(base[r["seed_index"]])) for r in ok[m]
+                            if r["seed_index"] in base] for m in models}
+
+            put("weighted_volume_ratio", against_s4(lambda r: r["weighted_perturbed"].mean()))
+            put("volume_ratio", against_s4(lambda r: r["volume_perturbed"].mean()))
+            put("above_floor_ratio", against_s4(lambda r: r["above_floor"]))
+            put("final_loss_ratio", against_s4(lambda r: np.mean(r["loss_curve"][-100:])))
+        # the rising curve: share of the last position's weighted volume that the DC part
+        # alone gives, growth of W beyond the training length, and memory lengths
+        put("rise_dc_share", per(None, lambda r: r["weighted_dc"][-1] / r["weighted_original"][-1]))
+        put("rise_first_to_last", per(None, lambda r: r["weighted_original"][-1]
+                                      / r["weighted_original"][L // 10]))
+        put("long_over_nominal", per(None, lambda r: r["long_weighted"][-L:].mean()
+                                     / r["long_weighted"][L - 10:L].mean()))
+        put("memory_length_median", per(None, lambda r: np.nanmedian(r["lds_memory_length"])))
+        put("memory_length_max", per(None, lambda r: np.nanmax(r["lds_memory_length"])))
+        put("slow_mode_fraction", per(None, lambda r: np.mean(
+            r["lds_moduli"] > math.exp(-1.0 / L))))
+        for key in ("spectral_radius", "unstable_modes", "unstable_channels", "certified_rho",
+                    "certificate_condition"):
+            put(key, per(f"lds_{key}"))
+        S["max_radius_over_rates"] = {m: float(np.max([r["lds_radius_at_rate"] for r in ok[m]]))
+                                      if ok[m] else float("nan") for m in models}
         arrays = {}
         for m in models:
-            rs = ok[m]
-            vo = [float(r["volume_original"].mean()) for r in rs]
-            vp = [float(r["volume_perturbed"].mean()) for r in rs]
-            summary["state_volume"][m] = {"original": spread(vo)["mean"],
-                                          "perturbed": spread(vp)["mean"]}
-            summary["state_volume_seeds"][m] = {"original": vo, "perturbed": vp}
-            summary["state_volume_peak"][m] = {
-                "original": spread([r["volume_original"].max() for r in rs])["mean"],
-                "perturbed": spread([r["volume_perturbed"].max() for r in rs])["mean"]}
-            pe = [r["perturbed_error"] for r in rs]
-            summary["perturbed_error"][m] = spread(pe)["mean"]
-            summary["perturbed_error_seeds"][m] = pe
-            summary["perturbed_error_spread"][m] = spread(pe)
-            summary["original_error"][m] = spread([r["original_error"] for r in rs])["mean"]
-            summary["final_train_loss"][m] = spread(
-                [r["loss_curve"][-100:].mean() for r in rs])["mean"]
-            arrays[f"loss_curve/{m}"] = np.stack([r["loss_curve"] for r in by[m]])
-            arrays[f"grad_norm_curve/{m}"] = np.stack([r["grad_norm_curve"] for r in by[m]])
-            if rs:
-                for key in ("volume_original", "volume_perturbed", "prediction_original",
-                            "prediction_perturbed", "t_perturbed", "target_perturbed"):
-                    arrays[f"{key}/{m}"] = np.stack([r[key] for r in rs])
-        return summary, arrays
+            for key in ("loss_curve", "grad_norm_curve", "grad_sum_curve", "eval_steps",
+                        "eval_loss"):
+                arrays[f"{key}/{m}"] = stack_ragged([r[key] for r in by[m]])
+            for key in ("volume_original", "volume_perturbed", "weighted_original",
+                        "weighted_perturbed", "weighted_dc", "long_weighted",
+                        "long_weighted_dc", "prediction_original", "prediction_perturbed",
+                        "t_perturbed", "target_perturbed", "lds_radius_at_rate",
+                        "lds_memory_length"):
+                if ok[m]:
+                    arrays[f"{key}/{m}"] = np.stack([r[key] for r in ok[m]])
+            if ok[m]:
+                arrays[f"lds_moduli/{m}"] = np.concatenate([r["lds_moduli"] for r in ok[m]])
+                arrays[f"lds_steps/{m}"] = np.concatenate([r["lds_steps"] for r in ok[m]])
+        return S, arrays
 
     def plot(self, config, summary, arrays, outdir):
+        return (self._plot_paper(config, summary, arrays, outdir)
+                + self._plot_analysis(config, summary, arrays, outdir))
+
+    @staticmethod
+    def _models_with(arrays, models, key):
+        return [m for m in models if f"{key}/{m}" in arrays]
+
+    def _plot_paper(self, config, summary, arrays, outdir):
+        """Figs. 2 and 4: predictions on u', volumes (raw and weighted), loss, gradients."""
         models = config["models"]
-        fig, axes = figure(1, 4, width=14.0, height=3.2)
-        ax = axes[0]
-        first = next((m for m in models if f"t_perturbed/{m}" in arrays), None)
-        if first is not None:
-            t = arrays[f"t_perturbed/{first}"][0]
-            ax.plot(t, arrays[f"target_perturbed/{first}"][0], color="k", lw=1,
+        fig, axes = figure(2, 3, width=14.0, height=6.6)
+        ax = axes[0, 0]
+        have = self._models_with(arrays, models, "t_perturbed")
+        if have:
+            t = arrays[f"t_perturbed/{have[0]}"][0]
+            ax.plot(t, arrays[f"target_perturbed/{have[0]}"][0], color="k", lw=1.2,
                     label="next perturbed sample")
-        for m in models:
-            if f"prediction_perturbed/{m}" in arrays:
-                ax.plot(arrays[f"t_perturbed/{m}"][0], arrays[f"prediction_perturbed/{m}"][0],
-                        color=COLORS[m], lw=1, label=LABELS[m])
+        for m in have:
+            ax.plot(arrays[f"t_perturbed/{m}"][0], arrays[f"prediction_perturbed/{m}"][0],
+                    color=COLORS[m], lw=0.9, label=LABELS[m])
         ax.set_xlabel("t'")
         ax.set_title("prediction on u' (seed 0)")
-        ax.legend()
-        ax = axes[1]
-        for m in models:
-            if f"volume_original/{m}" not in arrays:
-                continue
-            n = arrays[f"volume_original/{m}"].shape[1]
-            ax.plot(np.arange(n), np.median(arrays[f"volume_original/{m}"], 0), color=COLORS[m],
-                    lw=1.2, label=f"{LABELS[m]}, u")
-            ax.plot(np.arange(n), np.median(arrays[f"volume_perturbed/{m}"], 0),
-                    color=COLORS[m], lw=1.2, ls="--", label=f"{LABELS[m]}, u'")
-        ax.set_xlabel("position")
-        ax.set_ylabel("Σ |x_t| (median over seeds)")
-        ax.set_title("total state volume")
-        ax.legend()
-        for ax, key, title in ((axes[2], "loss_curve", "training loss"),
-                               (axes[3], "grad_norm_curve", "gradient norm")):
+        ax.legend(fontsize=7)
+        for ax, key, title in (
+                (axes[0, 1], "volume",
+                 "paper's Total State Vol 2Σ|x_t|\n(not rescaling-invariant)"),
+                (axes[0, 2], "weighted", "weighted volume 2Σ|C||x_t| (rescaling-invariant)")):
+            for m in self._models_with(arrays, models, f"{key}_original"):
+                a0, a1 = arrays[f"{key}_original/{m}"], arrays[f"{key}_perturbed/{m}"]
+                pos = np.arange(a0.shape[1])
+                ax.plot(pos, np.median(a0, 0), color=COLORS[m], lw=1.2, label=f"{LABELS[m]}, u")
+                ax.plot(pos, np.median(a1, 0), color=COLORS[m], lw=1.2, ls="--",
+                        label=f"{LABELS[m]}, u'")
+            ax.set_xlabel("position t")
+            ax.set_ylabel("median over seeds")
+            ax.set_title(title)
+            ax.legend(fontsize=6, ncol=2)
+        panels = ((axes[1, 0], "loss_curve", "training loss", "log"),
+                  (axes[1, 1], "grad_sum_curve", "sum of parameter gradients Σ∂L/∂θ (Fig. 4)",
+                   "symlog"),
+                  (axes[1, 2], "grad_norm_curve", "gradient norm ||∂L/∂θ||₂", "log"))
+        for ax, key, title, yscale in panels:
             for m in models:
                 c = arrays[f"{key}/{m}"]
-                ax.plot(np.median(c, 0), color=COLORS[m], lw=1, label=LABELS[m])
-                if c.shape[0] > 1:
-                    ax.fill_between(np.arange(c.shape[1]), c.min(0), c.max(0), color=COLORS[m],
-                                    alpha=0.2, lw=0)
-            ax.set_yscale("log")
+                steps = np.arange(c.shape[1])
+                ax.plot(steps, np.nanmedian(c, 0), color=COLORS[m], lw=0.9, label=LABELS[m])
+                if c.shape[0] > 1 and key != "grad_sum_curve":
+                    ax.fill_between(steps, np.nanmin(c, 0), np.nanmax(c, 0), color=COLORS[m],
+                                    alpha=0.15, lw=0)
+            if key == "loss_curve":
+                for m in models:
+                    st, ev = arrays[f"eval_steps/{m}"], arrays[f"eval_loss/{m}"]
+                    for i in range(st.shape[0]):
+                        ax.plot(st[i], ev[i], color=COLORS[m], lw=0.8, ls="--",
+                                label="held-out u' draws (every seed)"
+                                if i == 0 and m == models[0] else None)
+            if yscale == "symlog":
+                ax.set_yscale("symlog", linthresh=1e-4)
+            else:
+                ax.set_yscale(yscale)
             ax.set_xlabel("step")
-            ax.set_title(f"{title} (median, min-max)")
-            ax.legend()
+            ax.set_title(f"{title}\n(median over seeds" + (", min-max)" if yscale == "log"
+                                                            else ")"))
+            ax.legend(fontsize=7)
         return save_figure(fig, outdir, "nss_s4")
+
+    def _plot_analysis(self, config, summary, arrays, outdir):
+        """Error above the floor, the rising volume explained, and where NSS would appear."""
+        models = config["models"]
+        L = config["n_points"]
+        fig, axes = figure(1, 4, width=16.0, height=3.6)
+        ax = axes[0]
+        have = [m for m in models if summary["perturbed_error_seeds"].get(m)]
+        xs = np.arange(len(have))
+        keys = (("floor", "nominal floor"), ("above_floor", "error above floor"),
+                ("output_effect", "mean (ŷ(u') − ŷ(u))²"))
+        for j, (key, label) in enumerate(keys):
+            vals = [summary[key][m] for m in have]
+            ax.bar(xs + (j - 1) * 0.27, vals, width=0.27, label=label,
+                   color=["0.6", "#ff7f0e", "#8c564b"][j])
+            for i, m in enumerate(have):
+                ax.scatter(np.full(len(summary[f"{key}_seeds"][m]), i + (j - 1) * 0.27),
+                           summary[f"{key}_seeds"][m], color="k", s=5, zorder=3)
+        ax.set_xticks(xs, [LABELS[m].split(" (")[0] for m in have], fontsize=7)
+        ax.set_ylabel("MSE on u' (bars: mean; dots: seeds)")
+        ax.set_title("error on u' = floor + model's change")
+        ax.legend(fontsize=7)
+        ax = axes[1]
+        for m in self._models_with(arrays, models, "long_weighted"):
+            w, wdc = arrays[f"long_weighted/{m}"], arrays[f"long_weighted_dc/{m}"]
+            pos = np.arange(w.shape[1])
+            ax.plot(pos, np.median(w, 0), color=COLORS[m], lw=1.2, label=LABELS[m])
+            ax.plot(pos, np.median(wdc, 0), color=COLORS[m], lw=1.0, ls=":")
+        ax.axvline(L, color="0.4", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(f"position t (dashed: training length {L})")
+        ax.set_ylabel("2Σ|C||x_t| (median over seeds)")
+        ax.set_title("rising volume: full input (solid)\nvs its time average alone (dotted)")
+        ax.legend(fontsize=7)
+        ax = axes[2]
+        for m in self._models_with(arrays, models, "lds_moduli"):
+            mod, dt = arrays[f"lds_moduli/{m}"], arrays[f"lds_steps/{m}"]
+            ax.scatter(dt, np.abs(1 - mod), s=3, alpha=0.4, color=COLORS[m], label=LABELS[m])
+            grow = mod > 1
+            if grow.any():
+                ax.scatter(dt[grow], mod[grow] - 1, s=14, marker="x", color=COLORS[m])
+        ax.axhline(1.0 / L, color="0.4", lw=0.8, ls="--", label=f"|1 − |λ|| = 1/L (L = {L})")
+        ax.axhline(summary["nss_threshold"] - 1, color="r", lw=0.8, ls=":",
+                   label="10⁶ growth within L (|λ| − 1)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("trained step Δ_h of the mode's channel")
+        ax.set_ylabel("|1 − |λ(Ā)||  (×: |λ| > 1)")
+        ax.set_title("trained modes (all seeds)")
+        ax.legend(fontsize=6)
+        ax = axes[3]
+        floor = 1e-7
+        for m in self._models_with(arrays, models, "lds_radius_at_rate"):
+            gap = 1.0 - np.max(arrays[f"lds_radius_at_rate/{m}"], 0)
+            ax.plot(RATES, np.maximum(gap, floor), color=COLORS[m], lw=1.2, marker="o", ms=3,
+                    label=LABELS[m])
+            grow = gap <= 0
+            if grow.any():
+                ax.scatter(np.asarray(RATES)[grow], np.full(grow.sum(), floor), marker="x",
+                           s=30, color=COLORS[m], zorder=3)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("step multiplier r (step rΔ_h, the layer's rate)")
+        ax.set_ylabel("1 − max spectral radius of Ā")
+        ax.set_title("distance to NSS (|λ| ≥ 1) against the step\n(× at the bottom: |λ| > 1)")
+        ax.legend(fontsize=7)
+        return save_figure(fig, outdir, "nss_s4_analysis")
+
