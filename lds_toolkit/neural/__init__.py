@@ -22,6 +22,7 @@ from .s4 import S4, DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU
 from .training import (
+    Plateau,
     TrainConfig,
     TrainingDivergedError,
     TrainResult,
@@ -47,6 +48,7 @@ __all__ = [
     "resolve_layer",
     "tasks",
     "train",
+    "Plateau",
     "TrainConfig",
     "TrainResult",
     "TrainingDivergedError",

@@ -17,6 +17,10 @@ run sees exactly the batches of an uninterrupted one. torch's global RNG (dropou
 with ``seed`` at the start and saved in checkpoints. On CPU with a fixed thread count the same
 seed gives the same loss curve bit for bit.
 
+Plateau. With ``plateau=Plateau(...)`` training stops once the held-out curve has flattened
+(:class:`Plateau` defines the test); the result's status is then ``"plateaued"``. The same
+rule, applied after the fact to a stored curve, is :meth:`Plateau.first`.
+
 Divergence. Before each optimizer update the loop checks the batch loss and the gradient norm:
 a non-finite value, or a loss above ``divergence_factor`` times the first step's loss, stops
 training *before* the offending update. The result then carries a :class:`DivergenceReport`
@@ -49,9 +53,83 @@ from .tasks import IGNORE_INDEX, SequenceTask
 
 SCHEDULES = ("constant", "cosine")
 ON_DIVERGENCE = ("stop", "raise")
+PLATEAU_METRICS = ("loss", "accuracy")
 #: Fields of :class:`TrainConfig` that may change between a run and its resumption.
 _RESUMABLE_FIELDS = ("steps", "progress", "checkpoint_every", "eval_every", "eval_batch_size",
-                     "target_accuracy", "threads", "device", "on_divergence")
+                     "target_accuracy", "plateau", "threads", "device", "on_divergence")
+
+
+@dataclass(frozen=True)
+class Plateau:
+    r"""When a held-out curve has flattened: the test every neural experiment applies.
+
+    Let :math:`v_1, \dots, v_n` be the held-out values of ``metric`` at the evaluations so far
+    and :math:`w` = ``window``. The curve has *plateaued at evaluation n* when
+    :math:`n > w` and the best of the last :math:`w` values improves on the best of all the
+    earlier ones by less than ``min_delta``:
+
+    .. math::
+
+        \text{loss:}\quad \min_{i > n-w} v_i > (1 - \delta) \min_{i \le n-w} v_i,
+        \qquad
+        \text{accuracy:}\quad \max_{i > n-w} v_i < \max_{i \le n-w} v_i + \delta,
+
+    a *relative* tolerance for the loss and an *absolute* one for the accuracy. A curve
+    still rising in steps smaller than :math:`\delta` per window counts as flat; a curve
+    stuck before a late jump (a phase transition) counts as flat too: the figure shows the
+    curve, and the window should span more steps than such a stall is expected to last.
+
+    Parameters
+    ----------
+    window : int, default 5
+        Evaluations without a sufficient improvement.
+    min_delta : float, default 0.02
+        :math:`\delta` above (relative for the loss, absolute for the accuracy).
+    metric : {"loss", "accuracy"}, default "loss"
+        Which held-out curve (``TrainResult.evals[metric]``).
+
+    Examples
+    --------
+    >>> rule = Plateau(window=2, min_delta=0.05)
+    >>> rule.first([2.0, 1.0, 0.6, 0.59, 0.58, 0.58])   # index of the first flat evaluation
+    4
+    >>> rule.reached([2.0, 1.0, 0.6])
+    False
+    """
+
+    window: int = 5
+    min_delta: float = 0.02
+    metric: str = "loss"
+
+    def __post_init__(self):
+        check_int("Plateau.window", self.window, 1)
+        if not (isinstance(self.min_delta, int | float) and 0 <= self.min_delta < 1):
+            raise ValueError(f"Plateau.min_delta must be a number in [0, 1), "
+                             f"got {self.min_delta!r}")
+        if self.metric not in PLATEAU_METRICS:
+            raise ValueError(f"Plateau.metric must be one of {PLATEAU_METRICS}, "
+                             f"got {self.metric!r}")
+
+    def reached(self, values) -> bool:
+        """Whether the curve ``values`` (one value per evaluation, in order) is flat at its
+        last evaluation. Non-finite values never count as an improvement."""
+        v = np.asarray(values, dtype=float)
+        if v.size <= self.window:
+            return False
+        if self.metric == "loss":
+            v = np.where(np.isfinite(v), v, np.inf)
+            before, last = v[:-self.window].min(), v[-self.window:].min()
+            return not last <= (1.0 - self.min_delta) * before
+        v = np.where(np.isfinite(v), v, -np.inf)
+        before, last = v[:-self.window].max(), v[-self.window:].max()
+        return not last >= before + self.min_delta
+
+    def first(self, values) -> int | None:
+        """0-based index of the first evaluation at which the curve is flat (None: never)."""
+        for n in range(self.window + 1, len(values) + 1):
+            if self.reached(values[:n]):
+                return n - 1
+        return None
 
 
 @dataclass(frozen=True)
@@ -84,6 +162,9 @@ class TrainConfig:
         Batch size of evaluation (default: 4 × batch_size).
     target_accuracy : float or None
         Stop once the evaluation accuracy reaches it (checked at evaluations).
+    plateau : Plateau or None
+        Stop once the held-out curve has flattened (checked at evaluations; see
+        :class:`Plateau`).
     divergence_factor : float or None
         Stop when the batch loss exceeds this multiple of the first step's loss (None: only
         non-finite losses and gradients stop training).
@@ -118,6 +199,7 @@ class TrainConfig:
     eval_every: int = 0
     eval_batch_size: int | None = None
     target_accuracy: float | None = None
+    plateau: Plateau | None = None
     divergence_factor: float | None = 100.0
     on_divergence: str = "stop"
     seed: int = 0
@@ -159,6 +241,9 @@ class TrainConfig:
         if self.target_accuracy is not None and not 0 < self.target_accuracy <= 1:
             raise ValueError("TrainConfig.target_accuracy must lie in (0, 1], got "
                              f"{self.target_accuracy!r}")
+        if self.plateau is not None and not isinstance(self.plateau, Plateau):
+            raise TypeError(f"TrainConfig.plateau must be a Plateau or None, "
+                            f"got {type(self.plateau).__name__}")
         if self.on_divergence not in ON_DIVERGENCE:
             raise ValueError(f"TrainConfig.on_divergence must be one of {ON_DIVERGENCE}, "
                              f"got {self.on_divergence!r}")
@@ -205,7 +290,8 @@ class TrainResult:
     evals : dict of ndarray
         Per evaluation: ``"step"`` (steps completed), ``"loss"``, ``"accuracy"``.
     status : str
-        ``"completed"``, ``"target_reached"`` or ``"diverged"``.
+        ``"completed"`` (all ``steps`` done), ``"target_reached"``, ``"plateaued"`` (the
+        held-out curve flattened, see :class:`Plateau`) or ``"diverged"``.
     divergence : DivergenceReport or None
     steps_done : int
         Optimizer updates applied (including those before a resume).
@@ -578,6 +664,9 @@ def _train(model, data, cfg, eval_data, callback, device, started):
                 if (cfg.target_accuracy is not None
                         and res["accuracy"] >= cfg.target_accuracy):
                     status = "target_reached"
+                    break
+                if cfg.plateau is not None and cfg.plateau.reached(evals[cfg.plateau.metric]):
+                    status = "plateaued"
                     break
             if callback is not None and callback(step - 1, record):
                 break

@@ -11,6 +11,7 @@ from torch import nn
 
 from lds_toolkit.neural.tasks import SequenceTask, induction_heads
 from lds_toolkit.neural.training import (
+    Plateau,
     TrainConfig,
     TrainingDivergedError,
     batch_indices,
@@ -187,6 +188,43 @@ def test_target_accuracy_stops_early():
                 target_accuracy=1.0)
     assert res.status == "target_reached" and res.steps_done < 600
     assert res.final_eval["accuracy"] == 1.0
+
+
+def test_plateau_rule_by_hand():
+    rule = Plateau(window=2, min_delta=0.1)  # loss: relative
+    assert not rule.reached([1.0, 0.8])  # not enough evaluations
+    assert not rule.reached([1.0, 0.8, 0.7])  # 0.7 <= 0.9 * 1.0: still improving
+    assert rule.reached([1.0, 0.5, 0.48, 0.47])  # 0.47 > 0.9 * 0.5: flat
+    assert not rule.reached([1.0, 0.5, 0.48, 0.40])  # 0.40 <= 0.45
+    assert rule.reached([1.0, 0.5, 0.6, float("nan")])  # NaN is no improvement
+    acc = Plateau(window=3, min_delta=0.05, metric="accuracy")  # accuracy: absolute
+    assert not acc.reached([0.1, 0.2, 0.3, 0.36])
+    assert acc.reached([0.1, 0.5, 0.52, 0.54, 0.53])
+    assert acc.first([0.1, 0.2, 0.3, 0.31, 0.32, 0.33, 0.9]) == 5
+    assert acc.first([0.1, 0.2, 0.3]) is None
+    with pytest.raises(ValueError, match="metric"):
+        Plateau(metric="f1")
+    with pytest.raises(ValueError, match="min_delta"):
+        Plateau(min_delta=1.5)
+
+
+def test_training_stops_when_the_held_out_curve_is_flat():
+    data = induction_heads(64, 6, vocab_size=2, rng=0)
+    model = TinyRNN(data.vocab_size, data.n_classes, width=24)
+    rule = Plateau(window=3, min_delta=0.05)
+    res = train(model, data, steps=2000, batch_size=32, lr=1e-2, eval_data=data, eval_every=10,
+                plateau=rule)
+    assert res.status == "plateaued" and res.steps_done < 2000
+    losses = list(res.evals["loss"])
+    assert rule.reached(losses) and rule.first(losses) == len(losses) - 1  # stopped at once
+    # the same run without the rule goes on
+    model2 = TinyRNN(data.vocab_size, data.n_classes, width=24)
+    res2 = train(model2, data, steps=res.steps_done + 20, batch_size=32, lr=1e-2,
+                 eval_data=data, eval_every=10)
+    assert res2.status == "completed"
+    np.testing.assert_array_equal(res2.evals["loss"][: len(losses)], losses)
+    with pytest.raises(TypeError, match="plateau must be a Plateau"):
+        train(model, data, steps=2, plateau=5)
 
 
 def test_bad_settings_are_named():
