@@ -12,14 +12,21 @@ Regression tasks: mean squared error over those positions and the output channel
 
 Determinism. The model is initialised by the caller (seed it); the loop draws the batch order
 from ``seed`` alone: epoch e uses the permutation ``default_rng([seed, e])`` of the training
-sequences, cut into consecutive batches. The order is a function of (seed, step), so a resumed
-run sees exactly the batches of an uninterrupted one. torch's global RNG (dropout) is seeded
-with ``seed`` at the start and saved in checkpoints. On CPU with a fixed thread count the same
-seed gives the same loss curve bit for bit.
+sequences, cut into consecutive batches (with ``bucket``, sorted by length inside pools of
+``bucket`` batches first, see :func:`bucketed_batch_indices`). The order is a function of
+(seed, step), so a resumed run sees exactly the batches of an uninterrupted one. torch's
+global RNG (dropout) is seeded with ``seed`` at the start and saved in checkpoints. On CPU with
+a fixed thread count the same seed gives the same loss curve bit for bit.
 
 Plateau. With ``plateau=Plateau(...)`` training stops once the held-out curve has flattened
 (:class:`Plateau` defines the test); the result's status is then ``"plateaued"``. The same
 rule, applied after the fact to a stored curve, is :meth:`Plateau.first`.
+
+Padding. Sequences of a task share one padded length. With ``crop=True`` (causal models only)
+every training and evaluation batch is cut after its last scored position: the outputs that
+are scored are unchanged (a causal model's output at ``t`` never depends on later inputs), and
+the padding is not computed. ``bucket`` groups sequences of similar length into batches so
+that cropping saves more.
 
 Divergence. Before each optimizer update the loop checks the batch loss and the gradient norm:
 a non-finite value, or a loss above ``divergence_factor`` times the first step's loss, stops
@@ -165,6 +172,14 @@ class TrainConfig:
     plateau : Plateau or None
         Stop once the held-out curve has flattened (checked at evaluations; see
         :class:`Plateau`).
+    crop : bool
+        Cut every batch after its last scored position (``mask`` or ``eval_mask``). Exact for
+        causal models only; then it just skips computing the padding.
+    bucket : int
+        0: batches are consecutive slices of each epoch's permutation. k > 0: each epoch's
+        permutation is cut into pools of k batches, each pool sorted by scored length and
+        cut into batches, and the epoch's batches shuffled (similar lengths per batch, for
+        ``crop``).
     divergence_factor : float or None
         Stop when the batch loss exceeds this multiple of the first step's loss (None: only
         non-finite losses and gradients stop training).
@@ -200,6 +215,8 @@ class TrainConfig:
     eval_batch_size: int | None = None
     target_accuracy: float | None = None
     plateau: Plateau | None = None
+    crop: bool = False
+    bucket: int = 0
     divergence_factor: float | None = 100.0
     on_divergence: str = "stop"
     seed: int = 0
@@ -215,7 +232,7 @@ class TrainConfig:
             check_int(f"TrainConfig.{name}", getattr(self, name), minimum)
 
         for name, minimum in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("eval_every", 0),
-                              ("checkpoint_every", 0), ("seed", 0)):
+                              ("checkpoint_every", 0), ("seed", 0), ("bucket", 0)):
             need_int(name, minimum)
         if self.eval_batch_size is not None:
             need_int("eval_batch_size", 1)
@@ -420,6 +437,37 @@ def batch_indices(n: int, batch_size: int, seed: int, step: int) -> np.ndarray:
     return perm[j * batch_size:(j + 1) * batch_size]
 
 
+def scored_lengths(data: SequenceTask) -> np.ndarray:
+    """Per sequence, 1 + the last position scored by ``mask`` or ``eval_mask`` (0: none)."""
+    scored = np.asarray(data.mask) | np.asarray(data.eval_mask)
+    last = scored.shape[1] - np.argmax(scored[:, ::-1], axis=1)
+    return np.where(scored.any(axis=1), last, 0)
+
+
+def bucketed_batch_indices(lengths: np.ndarray, batch_size: int, bucket: int, seed: int,
+                           step: int) -> np.ndarray:
+    """Indices of the batch at ``step`` when batches are bucketed by length.
+
+    Epoch ``e`` (E = ceil(n / batch_size) batches): the permutation
+    ``default_rng([seed, e]).permutation(n)`` is cut into pools of ``bucket * batch_size``
+    sequences; each pool is sorted by ``lengths`` (stable) and cut into batches; the epoch's
+    batches are then put in the order ``default_rng([seed, e, 1]).permutation(E)``. Every
+    sequence appears once per epoch.
+    """
+    n = len(lengths)
+    per_epoch = -(-n // batch_size)
+    epoch, j = divmod(step, per_epoch)
+    perm = np.random.default_rng([seed, epoch]).permutation(n)
+    pool = bucket * batch_size
+    batches = []
+    for start in range(0, n, pool):
+        part = perm[start:start + pool]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    order = np.random.default_rng([seed, epoch, 1]).permutation(len(batches))
+    return batches[order[j]]
+
+
 def lr_factor(step: int, cfg: TrainConfig) -> float:
     """Multiplier of cfg.lr at 0-based ``step``: linear warm-up, then constant or cosine."""
     if cfg.warmup and step < cfg.warmup:
@@ -452,21 +500,30 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
 
 @torch.no_grad()
 def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-             device: str | torch.device | None = None) -> dict[str, float]:
+             device: str | torch.device | None = None, crop: bool = False) -> dict[str, float]:
     """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
 
     The loss is the mean over all scored positions of the whole set (not a mean of batch
-    means).
+    means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
+    cut after its last scored position; the same numbers up to round-off, less padding.
     """
     dev = resolve_device(device) if device is not None else next(model.parameters()).device
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
     model.eval()
     total = count = correct = 0.0
+    if crop:
+        lengths = scored_lengths(data)
+        order = np.argsort(lengths, kind="stable")
     try:
         for i in range(0, len(data), batch_size):
-            sl = slice(i, i + batch_size)
-            x, y, m = tens.inputs[sl].to(dev), tens.targets[sl].to(dev), tens.eval_mask[sl].to(dev)
+            if crop:
+                sl = torch.as_tensor(order[i:i + batch_size])
+                cut = max(int(lengths[order[i:i + batch_size]].max()), 1)
+            else:
+                sl, cut = slice(i, i + batch_size), tens.inputs.shape[1]
+            x, y, m = (tens.inputs[sl][:, :cut].to(dev), tens.targets[sl][:, :cut].to(dev),
+                       tens.eval_mask[sl][:, :cut].to(dev))
             out = model(x)
             if i == 0:
                 _check_model_output(out, data, _Tensors(x, y, m, m))
@@ -595,12 +652,13 @@ def _train(model, data, cfg, eval_data, callback, device, started):
         evals = {k: list(state["evals"][k]) for k in evals}
 
     eval_bs = cfg.eval_batch_size or 4 * cfg.batch_size
+    lengths = scored_lengths(data) if (cfg.crop or cfg.bucket) else None
     is_cls = data.kind == "classification"
     status, report = "completed", None
     checked = False
 
     def run_eval(step_done):
-        res = evaluate(model, eval_data, batch_size=eval_bs, device=device)
+        res = evaluate(model, eval_data, batch_size=eval_bs, device=device, crop=cfg.crop)
         model.train()
         evals["step"].append(step_done)
         evals["loss"].append(res["loss"])
@@ -612,9 +670,15 @@ def _train(model, data, cfg, eval_data, callback, device, started):
     step = start_step
     try:
         while step < cfg.steps:
-            idx = torch.as_tensor(batch_indices(len(data), cfg.batch_size, cfg.seed, step))
-            x, y = tens.inputs[idx].to(device), tens.targets[idx].to(device)
-            m, em = tens.mask[idx].to(device), tens.eval_mask[idx].to(device)
+            if cfg.bucket:
+                idx = bucketed_batch_indices(lengths, cfg.batch_size, cfg.bucket, cfg.seed,
+                                             step)
+            else:
+                idx = batch_indices(len(data), cfg.batch_size, cfg.seed, step)
+            cut = max(int(lengths[idx].max()), 1) if cfg.crop else tens.inputs.shape[1]
+            idx = torch.as_tensor(idx)
+            x, y = tens.inputs[idx][:, :cut].to(device), tens.targets[idx][:, :cut].to(device)
+            m, em = tens.mask[idx][:, :cut].to(device), tens.eval_mask[idx][:, :cut].to(device)
             lr = cfg.lr * lr_factor(step, cfg)
             for group in opt.param_groups:
                 group["lr"] = lr

@@ -9,12 +9,13 @@ import pytest
 import torch
 from torch import nn
 
-from lds_toolkit.neural.tasks import SequenceTask, induction_heads
+from lds_toolkit.neural.tasks import SequenceTask, induction_heads, listops
 from lds_toolkit.neural.training import (
     Plateau,
     TrainConfig,
     TrainingDivergedError,
     batch_indices,
+    bucketed_batch_indices,
     evaluate,
     lr_factor,
     predict,
@@ -225,6 +226,44 @@ def test_training_stops_when_the_held_out_curve_is_flat():
     np.testing.assert_array_equal(res2.evals["loss"][: len(losses)], losses)
     with pytest.raises(TypeError, match="plateau must be a Plateau"):
         train(model, data, steps=2, plateau=5)
+
+
+def test_bucketed_batches_cover_each_epoch_once_with_similar_lengths():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(10, 1000, size=103)
+    per_epoch = -(-103 // 8)
+    for epoch in range(2):
+        batches = [bucketed_batch_indices(lengths, 8, 4, 5, epoch * per_epoch + j)
+                   for j in range(per_epoch)]
+        assert sorted(np.concatenate(batches).tolist()) == list(range(103))
+        spread_b = np.mean([np.ptp(lengths[b]) for b in batches])
+        spread_r = np.mean([np.ptp(lengths[batch_indices(103, 8, 5, epoch * per_epoch + j)])
+                            for j in range(per_epoch)])
+        assert spread_b < 0.5 * spread_r  # bucketed batches hold similar lengths
+    again = bucketed_batch_indices(lengths, 8, 4, 5, 3)
+    assert np.array_equal(again, bucketed_batch_indices(lengths, 8, 4, 5, 3))
+
+
+def test_crop_and_bucket_leave_a_causal_models_numbers_unchanged():
+    """Cropping each batch after its last scored position changes nothing for a causal model
+    (same losses, same evaluation); bucketing changes only which sequences share a batch."""
+    data = listops(96, min_length=8, max_length=40, rng=0)
+    assert (data.info["lengths"] < 40).any()  # there is padding to skip
+    runs = {}
+    for crop in (False, True):
+        model = TinyRNN(data.vocab_size, data.n_classes, width=16)
+        res = train(model, data, steps=20, batch_size=16, lr=1e-2, eval_data=data,
+                    eval_every=10, crop=crop)
+        runs[crop] = (res, evaluate(model, data, batch_size=16, crop=crop))
+    np.testing.assert_allclose(runs[True][0].history["loss"], runs[False][0].history["loss"],
+                               rtol=1e-5)
+    np.testing.assert_allclose(runs[True][0].evals["loss"], runs[False][0].evals["loss"],
+                               rtol=1e-5)
+    assert runs[True][1]["accuracy"] == runs[False][1]["accuracy"]
+    assert runs[True][1]["loss"] == pytest.approx(runs[False][1]["loss"], rel=1e-5)
+    model = TinyRNN(data.vocab_size, data.n_classes, width=16)
+    res = train(model, data, steps=12, batch_size=16, lr=1e-2, crop=True, bucket=2)
+    assert res.status == "completed" and np.isfinite(res.history["loss"]).all()
 
 
 def test_bad_settings_are_named():

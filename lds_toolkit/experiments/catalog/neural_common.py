@@ -12,6 +12,11 @@ Conventions of the neural experiments:
   seed and the seed index only, never on worker count or order).
 * The device is CUDA when available, else CPU; it is not part of the config (a CPU and a GPU
   run of the same config differ only by floating-point round-off).
+* Medium scale trains every model at every length from scratch until its held-out curve
+  has flattened: the config's ``"plateau"`` entry (:data:`PLATEAU`, one rule for every
+  experiment) becomes a :class:`~lds_toolkit.neural.training.Plateau` (:func:`plateau_rule`)
+  and training stops there; each task records its steps and whether it plateaued
+  (:func:`training_record`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import os
 import numpy as np
 import torch
 
-from ...neural.training import resolve_device, torch_threads
+from ...neural.training import Plateau, resolve_device, torch_threads
 from ..base import Experiment, check_scale
 
 #: Most intra-op threads a neural task uses (the reference machine has 2 cores).
@@ -54,12 +59,31 @@ def torch_seed(rng: np.random.Generator) -> int:
 DEFINED_SCALES = ("quick", "paper")
 
 
-def require_defined_scale(name: str, scale: str) -> None:
-    """``ValueError`` when ``scale`` is not one this experiment has sizes for."""
+def require_defined_scale(name: str, scale: str, defined=DEFINED_SCALES) -> None:
+    """``ValueError`` when ``scale`` is not among ``defined``, the scales this experiment has
+    sizes for."""
     check_scale(scale)
-    if scale not in DEFINED_SCALES:
+    if scale not in defined:
         raise ValueError(f"{name} has no {scale!r} scale yet; available: "
-                         f"{', '.join(DEFINED_SCALES)}")
+                         f"{', '.join(defined)}")
+
+
+#: The plateau test of every neural experiment (config entry ``"plateau"``; see
+#: :class:`~lds_toolkit.neural.training.Plateau`): the held-out loss is flat when the best of
+#: the last 5 evaluations is not 2 % below the best before them.
+PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss"}
+
+
+def plateau_rule(config) -> Plateau | None:
+    """The config's ``"plateau"`` entry as a :class:`Plateau` (None when absent or null)."""
+    spec = config.get("plateau")
+    return None if spec is None else Plateau(**spec)
+
+
+def plateaued(status: str) -> bool:
+    """Whether a training run ended on a flat held-out curve: stopped by the plateau rule, or
+    at the target accuracy (nothing left to gain)."""
+    return status in ("plateaued", "target_reached")
 
 
 class NeuralExperiment(Experiment):
@@ -110,6 +134,7 @@ def training_record(result) -> dict:
         "loss_curve": result.history["loss"],
         "grad_norm_curve": result.history["grad_norm"],
         "status": result.status,
+        "plateaued": plateaued(result.status),
         "steps_done": int(result.steps_done),
         "divergence": None if result.divergence is None else str(result.divergence),
         "train_seconds": float(result.seconds),
