@@ -72,8 +72,8 @@ class Plateau:
 
     Let :math:`v_1, \dots, v_n` be the held-out values of ``metric`` at the evaluations so far
     and :math:`w` = ``window``. The curve has *plateaued at evaluation n* when
-    :math:`n > w` and the best of the last :math:`w` values improves on the best of all the
-    earlier ones by less than ``min_delta``:
+    :math:`n > w`, :math:`n` is at least ``min_evals``, and the best of the last :math:`w`
+    values improves on the best of all the earlier ones by less than ``min_delta``:
 
     .. math::
 
@@ -83,8 +83,9 @@ class Plateau:
 
     a *relative* tolerance for the loss and an *absolute* one for the accuracy. A curve
     still rising in steps smaller than :math:`\delta` per window counts as flat; a curve
-    stuck before a late jump (a phase transition) counts as flat too: the figure shows the
-    curve, and the window should span more steps than such a stall is expected to last.
+    stuck before a late jump (a phase transition, as associative recall shows) counts as
+    flat too once ``min_evals`` have passed: the figure shows the curve, and ``min_evals``
+    should span more steps than such a stall is expected to last.
 
     Parameters
     ----------
@@ -94,6 +95,8 @@ class Plateau:
         :math:`\delta` above (relative for the loss, absolute for the accuracy).
     metric : {"loss", "accuracy"}, default "loss"
         Which held-out curve (``TrainResult.evals[metric]``).
+    min_evals : int, default 0
+        No plateau before this many evaluations (a stall at the start is not a plateau).
 
     Examples
     --------
@@ -107,9 +110,11 @@ class Plateau:
     window: int = 5
     min_delta: float = 0.02
     metric: str = "loss"
+    min_evals: int = 0
 
     def __post_init__(self):
         check_int("Plateau.window", self.window, 1)
+        check_int("Plateau.min_evals", self.min_evals, 0)
         if not (isinstance(self.min_delta, int | float) and 0 <= self.min_delta < 1):
             raise ValueError(f"Plateau.min_delta must be a number in [0, 1), "
                              f"got {self.min_delta!r}")
@@ -121,7 +126,7 @@ class Plateau:
         """Whether the curve ``values`` (one value per evaluation, in order) is flat at its
         last evaluation. Non-finite values never count as an improvement."""
         v = np.asarray(values, dtype=float)
-        if v.size <= self.window:
+        if v.size <= self.window or v.size < self.min_evals:
             return False
         if self.metric == "loss":
             v = np.where(np.isfinite(v), v, np.inf)

@@ -70,8 +70,9 @@ def require_defined_scale(name: str, scale: str, defined=DEFINED_SCALES) -> None
 
 #: The plateau test of every neural experiment (config entry ``"plateau"``; see
 #: :class:`~lds_toolkit.neural.training.Plateau`): the held-out loss is flat when the best of
-#: the last 5 evaluations is not 2 % below the best before them.
-PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss"}
+#: the last 5 evaluations is not 2 % below the best before them, not before the 8th
+#: evaluation (associative recall stalls at chance for ~100 steps before its jump).
+PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss", "min_evals": 8}
 
 
 def plateau_rule(config) -> Plateau | None:
