@@ -72,8 +72,10 @@ class Plateau:
 
     Let :math:`v_1, \dots, v_n` be the held-out values of ``metric`` at the evaluations so far
     and :math:`w` = ``window``. The curve has *plateaued at evaluation n* when
-    :math:`n > w`, :math:`n` is at least ``min_evals``, and the best of the last :math:`w`
-    values improves on the best of all the earlier ones by less than ``min_delta``:
+    :math:`n > w`, :math:`n` is at least ``min_evals``, the curve has left its start (the best
+    value so far improves on :math:`v_1` by at least ``min_gain``, relative for the loss,
+    absolute for the accuracy), and the best of the last :math:`w` values improves on the
+    best of all the earlier ones by less than ``min_delta``:
 
     .. math::
 
@@ -83,9 +85,9 @@ class Plateau:
 
     a *relative* tolerance for the loss and an *absolute* one for the accuracy. A curve
     still rising in steps smaller than :math:`\delta` per window counts as flat; a curve
-    stuck before a late jump (a phase transition, as associative recall shows) counts as
-    flat too once ``min_evals`` have passed: the figure shows the curve, and ``min_evals``
-    should span more steps than such a stall is expected to last.
+    stuck at its start is *not* flat — a stall before a late jump (a phase transition, as
+    associative recall shows) is not a plateau; such a run trains to its step budget and
+    is recorded as not plateaued. The figure shows every curve.
 
     Parameters
     ----------
@@ -96,7 +98,10 @@ class Plateau:
     metric : {"loss", "accuracy"}, default "loss"
         Which held-out curve (``TrainResult.evals[metric]``).
     min_evals : int, default 0
-        No plateau before this many evaluations (a stall at the start is not a plateau).
+        No plateau before this many evaluations.
+    min_gain : float, default 0.0
+        No plateau before the best value has improved on the first evaluation by this much
+        (relative for the loss, absolute for the accuracy).
 
     Examples
     --------
@@ -111,13 +116,16 @@ class Plateau:
     min_delta: float = 0.02
     metric: str = "loss"
     min_evals: int = 0
+    min_gain: float = 0.0
 
     def __post_init__(self):
         check_int("Plateau.window", self.window, 1)
         check_int("Plateau.min_evals", self.min_evals, 0)
-        if not (isinstance(self.min_delta, int | float) and 0 <= self.min_delta < 1):
-            raise ValueError(f"Plateau.min_delta must be a number in [0, 1), "
-                             f"got {self.min_delta!r}")
+        for name in ("min_delta", "min_gain"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, int | float)
+                                               and 0 <= value < 1):
+                raise ValueError(f"Plateau.{name} must be a number in [0, 1), got {value!r}")
         if self.metric not in PLATEAU_METRICS:
             raise ValueError(f"Plateau.metric must be one of {PLATEAU_METRICS}, "
                              f"got {self.metric!r}")
@@ -130,9 +138,13 @@ class Plateau:
             return False
         if self.metric == "loss":
             v = np.where(np.isfinite(v), v, np.inf)
+            if not v.min() <= (1.0 - self.min_gain) * v[0]:
+                return False  # still at its start: a stall, not a plateau
             before, last = v[:-self.window].min(), v[-self.window:].min()
             return not last <= (1.0 - self.min_delta) * before
         v = np.where(np.isfinite(v), v, -np.inf)
+        if not v.max() >= v[0] + self.min_gain:
+            return False
         before, last = v[:-self.window].max(), v[-self.window:].max()
         return not last >= before + self.min_delta
 

@@ -203,10 +203,16 @@ def test_plateau_rule_by_hand():
     assert acc.reached([0.1, 0.5, 0.52, 0.54, 0.53])
     assert acc.first([0.1, 0.2, 0.3, 0.31, 0.32, 0.33, 0.9]) == 5
     assert acc.first([0.1, 0.2, 0.3]) is None
-    late = Plateau(window=2, min_delta=0.1, min_evals=6)  # a stall at the start is no plateau
     stall = [2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 0.5, 0.5, 0.5]
     assert Plateau(window=2, min_delta=0.1).first(stall) == 2
-    assert late.first(stall) == 8
+    assert Plateau(window=2, min_delta=0.1, min_evals=6).first([2.0] * 9) == 5
+    # a stall at the start is no plateau: the loss must first fall by min_gain
+    assert Plateau(window=2, min_delta=0.1, min_gain=0.1).first(stall) == 8
+    assert Plateau(window=2, min_delta=0.1, min_gain=0.1).first([2.0] * 20) is None
+    assert Plateau(window=2, min_delta=0.05, metric="accuracy", min_gain=0.2).first(
+        [0.1, 0.1, 0.1, 0.5, 0.5, 0.5]) == 5
+    with pytest.raises(ValueError, match="min_gain"):
+        Plateau(min_gain=-0.1)
     with pytest.raises(ValueError, match="metric"):
         Plateau(metric="f1")
     with pytest.raises(ValueError, match="min_delta"):

@@ -70,9 +70,11 @@ def require_defined_scale(name: str, scale: str, defined=DEFINED_SCALES) -> None
 
 #: The plateau test of every neural experiment (config entry ``"plateau"``; see
 #: :class:`~lds_toolkit.neural.training.Plateau`): the held-out loss is flat when the best of
-#: the last 5 evaluations is not 2 % below the best before them, not before the 8th
-#: evaluation (associative recall stalls at chance for ~100 steps before its jump).
-PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss", "min_evals": 8}
+#: the last 5 evaluations is not 2 % below the best before them, from the 8th evaluation on,
+#: once the loss has fallen 10 % below its first value (associative recall can sit at chance
+#: for hundreds of steps before its jump: a stall is not a plateau; a run that never leaves
+#: its start trains to ``max_steps`` and is recorded as not plateaued).
+PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss", "min_evals": 8, "min_gain": 0.1}
 
 
 def plateau_rule(config) -> Plateau | None:

@@ -119,7 +119,7 @@ def scale_config(scale: str) -> dict:
         # LRA's lengths, where the 128-token chunks and ELD act; Table 3's five rows (the cT
         # baseline and the other alpha reading are left to quick scale by the CPU budget)
         cfg.update(min_length=500, max_length=2000, n_train=4000, n_valid=200, n_test=1000,
-                   d_model=64, n_layers=2, max_steps=1000, batch_size=16, eval_every=50,
+                   d_model=64, n_layers=2, max_steps=1000, batch_size=8, eval_every=50,
                    seeds=2, models=["alibi", "l-only", "s-only", "s+alibi", "las"])
     else:
         # Table 4, ListOps: depth 6, H = 256, lr 1e-3, batch 50, 50 epochs, WD 0.01; LRA's

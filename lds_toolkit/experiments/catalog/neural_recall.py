@@ -169,8 +169,8 @@ def scale_config(scale: str) -> dict:
                                "1024": ["focus", "focus-st", "focus-h", "transformer"],
                                "4096": ["focus", "focus-nc"]},
                     train={"30": {"max_steps": 1500, "batch_size": 32, "eval_every": 25},
-                           "1024": {"max_steps": 1000, "batch_size": 8, "eval_every": 25},
-                           "4096": {"max_steps": 800, "batch_size": 4, "eval_every": 50}})
+                           "1024": {"max_steps": 800, "batch_size": 8, "eval_every": 25},
+                           "4096": {"max_steps": 600, "batch_size": 4, "eval_every": 50}})
     else:
         # Table 6: lr 1e-4, batch 32, 10 warm-up epochs; 200 epochs of 2000 samples
         long = {"max_steps": 12500, "batch_size": 32, "eval_every": 625}
