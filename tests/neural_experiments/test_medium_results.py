@@ -1,8 +1,11 @@
-"""Medium-scale runs of assoc-recall and las-ablation (slow: ~35 minutes on 2 idle cores).
+"""Medium-scale runs of assoc-recall and las-ablation (slow, and opt-in: they take about an
+hour of two cores, more than the rest of ``make test-slow``).
 
-``LDS_TOOLKIT_MEDIUM_OUT=DIR`` reuses the outputs of ``lds-toolkit reproduce NAME --scale medium
---out DIR``: the result store loads every finished task, so only missing tasks are computed.
-The tests assert the claims declared for the medium scale and what the runs must record.
+Run with ``LDS_TOOLKIT_MEDIUM_OUT=DIR pytest -m slow tests/neural_experiments/
+test_medium_results.py``: the tests call ``lds-toolkit reproduce NAME --scale medium --out DIR``,
+whose result store loads every task already finished there (e.g. by an earlier
+``reproduce``), so only missing tasks are computed. They assert the claims declared for the
+medium scale and what the runs must record.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ NAMES = ("assoc-recall", "las-ablation")
 
 
 @pytest.fixture(scope="module")
-def medium_out(tmp_path_factory):
-    out = os.environ.get("LDS_TOOLKIT_MEDIUM_OUT") or str(tmp_path_factory.mktemp("medium"))
+def medium_out():
+    out = os.environ.get("LDS_TOOLKIT_MEDIUM_OUT")
+    if not out:
+        pytest.skip("opt-in: set LDS_TOOLKIT_MEDIUM_OUT=DIR to run (or reuse) the medium runs")
     for name in NAMES:
         assert cli_main(["reproduce", name, "--scale", "medium", "--out", out, "--jobs", "2",
                          "--no-progress"]) == 0
