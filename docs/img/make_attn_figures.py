@@ -22,7 +22,6 @@ from lds_toolkit.neural._focus_iir import (  # noqa: E402
     map_coefficients,
     paper_printed_bin_filter,
 )
-from lds_toolkit.neural._las_core import las_alpha_init  # noqa: E402
 from lds_toolkit.neural._las_reference import las_attention_matrix  # noqa: E402
 from lds_toolkit.neural.focus import Focus  # noqa: E402
 from lds_toolkit.neural.las import LaSAttention  # noqa: E402
@@ -109,15 +108,21 @@ def focus_bins() -> None:
 
 
 def las_eld() -> None:
-    """ELD rows exp(-alpha_c d) for the default 8 heads, B = 1e-3 and 1e-4 (Table 4)."""
-    d = np.arange(0, 8192)
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-    for k, bound in enumerate((1e-3, 1e-4)):
-        for c, a in enumerate(las_alpha_init(8, bound).numpy()):
-            ax[k].plot(d, np.exp(-a * d), lw=1.2, label=f"head {c}: α = {a:.2e}")
-        ax[k].set(xlabel="distance i - j", title=f"ELD factor exp(-α_c (i-j)), B = {bound:g}")
-    ax[0].set_ylabel("factor on the score")
-    ax[0].legend(fontsize=7)
+    """ELD factors exp(-alpha_c d) of the 8 heads over one 128-token chunk (LaS-chunk), B =
+    1e-3 (Table 4, ListOps), under the three readings of the alpha initialisation, computed
+    by LaSAttention.eld_factors."""
+    schedules = ("exp_uniform", "linear", "log")
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.6), sharey=True)
+    for k, sched in enumerate(schedules):
+        layer = LaSAttention(64, chunk_size=128, decay_bound=1e-3, alpha_schedule=sched)
+        f = layer.eld_factors().numpy()
+        for c, a in enumerate(layer.alpha.tolist()):
+            ax[k].plot(np.arange(128), f[c], lw=1.2, label=f"head {c}: α = {a:.3g}")
+        ax[k].set(xlabel="distance i - j inside the chunk",
+                  title=f"'{sched}': smallest factor {f[:, -1].min():.3g}")
+        ax[k].legend(fontsize=6)
+    ax[0].set_ylabel("ELD factor exp(-α_c (i - j))")
+    fig.suptitle("LaS-chunk (chunk 128), B = 1e-3: what ELD can do inside a chunk", fontsize=10)
     fig.tight_layout()
     fig.savefig(OUT / "las_eld.png", dpi=130)
     plt.close(fig)

@@ -30,6 +30,7 @@ from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU, LDSFit
 from .training import (
     CheckpointError,
+    Plateau,
     TrainConfig,
     TrainingDivergedError,
     TrainResult,
@@ -62,6 +63,7 @@ __all__ = [
     "input_checks_enabled",
     "set_input_checks",
     "CheckpointError",
+    "Plateau",
     "TrainConfig",
     "TrainResult",
     "TrainingDivergedError",

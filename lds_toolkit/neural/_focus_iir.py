@@ -60,6 +60,12 @@ def iir2_impulse(a: Tensor, n_taps: int) -> Tensor:
     ``k < m`` and ``M^{2m} = M^m M^m``: ``ceil(log2 n_taps)`` vectorised steps instead of an
     ``n_taps``-long Python loop, exact up to round-off and differentiable.
 
+    Precision. Repeated squaring amplifies round-off when a pole is close to the unit
+    circle (in float32, radius 0.9995 and 16384 taps: 1.3e-2 relative error, where the plain
+    float32 recursion gets 3e-5). The taps are therefore always computed in float64 and
+    rounded once to ``a``'s dtype: float32 taps are then correct to float32 round-off
+    (``tests/neural/test_focus.py::test_float32_taps_near_the_unit_circle``).
+
     Parameters
     ----------
     a : Tensor, shape (..., 2)
@@ -73,6 +79,8 @@ def iir2_impulse(a: Tensor, n_taps: int) -> Tensor:
     """
     if n_taps < 1:
         raise ValueError(f"n_taps must be >= 1, got {n_taps}")
+    out_dtype = a.dtype
+    a = a.to(torch.float64)
     a1, a2 = a[..., 0:1], a[..., 1:2]
     # rows of the current power P = M^m, kept as 4 broadcastable tensors (2x2 matmuls by hand
     # are much cheaper than batched matmul on tiny matrices)
@@ -90,7 +98,7 @@ def iir2_impulse(a: Tensor, n_taps: int) -> Tensor:
             p10 * p00 + p11 * p10,
             p10 * p01 + p11 * p11,
         )
-    return s0[..., :n_taps]
+    return s0[..., :n_taps].to(out_dtype)
 
 
 def filter_bins(x_bins: Tensor, h: Tensor) -> Tensor:

@@ -21,6 +21,11 @@ Two identities remove the L x L matrix:
   Pooling *before* the softmax (the other ordering, see the docs) is the same trick on keys:
   pooling the scores ``exp(-alpha D) * S`` over ``[j - P + 1, j]`` equals eq. 3 without pooling
   but with keys ``K_hat[j] = (1/P) sum_{m<P} exp(-alpha m) K[j - m]``.
+
+ALiBi (the LaS paper's eq. 1, for its Table 3 ablation) subtracts ``m_h D / sqrt(d)`` inside
+the softmax, an additive bias: it goes into the fused call as ``attn_mask`` (an L x L, or chunk
+x chunk, tensor). Pooled before the softmax, the bias averages over the window too (see
+:func:`alibi_bias`).
 """
 
 from __future__ import annotations
@@ -31,25 +36,92 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["causal_weighted_pool", "las_alpha_init", "las_attention"]
+__all__ = ["ALPHA_SCHEDULES", "alibi_bias", "alibi_slopes", "causal_weighted_pool",
+           "eld_factors", "las_alpha_init", "las_attention"]
 
 POOL_ORDERS = ("after_softmax", "before_softmax")
+#: Readings of the paper's alpha_c initialisation (see :func:`las_alpha_init`).
+ALPHA_SCHEDULES = ("exp_uniform", "linear", "log")
 
 
-def las_alpha_init(n_heads: int, bound: float) -> Tensor:
-    """Decay rates ``alpha_c``, c = 0..n_heads-1 (float64).
+def las_alpha_init(n_heads: int, bound: float, schedule: str = "exp_uniform") -> Tensor:
+    r"""Decay rates ``alpha_c``, c = 0..n_heads-1 (float64), under one reading of Sec. 4.1.
 
-    The paper asks for alpha_0 = 0 (a vanilla head), alpha_c "exponential-uniformly in [0, B]",
-    "evenly spaced in exponential space", "namely exp(-alpha_c) uniformly distributed in [0, B]".
-    The last phrase cannot hold literally (exp(-0) = 1 is not in [0, B] for B < 1, and
-    exp(-alpha) <= 1e-3 would erase all off-diagonal scores), so we take the reading that makes
-    the rest consistent: alpha_c in [0, B] with exp(-alpha_c) evenly spaced between 1 and
-    exp(-B), i.e. ``alpha_c = -log(1 - c / (H - 1) * (1 - exp(-B)))``.
+    The paper asks for alpha_0 = 0 (a vanilla head), alpha_c "evenly spaced ... in exponential
+    space", "exponential-uniformly in [0, B] (namely, enforce that exp(-alpha_c) is uniformly
+    distributed in [0, B])", B in (0, 1) (Table 4: 1e-3 or 1e-4). The last phrase cannot hold
+    literally (exp(-alpha_0) = 1 is not in [0, B]), so three readings are offered; with
+    ``c' = c / (H - 1)``:
+
+    ``"exp_uniform"`` (default)
+        :math:`e^{-\alpha_c}` evenly spaced between 1 and :math:`e^{-B}`:
+        :math:`\alpha_c = -\log(1 - c' (1 - e^{-B}))`; alpha in [0, B].
+    ``"linear"``
+        :math:`\alpha_c = c' B`; alpha in [0, B]. For B <= 1e-3 within 0.05 % of
+        ``"exp_uniform"``: both leave the ELD factor above exp(-127 B) >= 0.88 inside a
+        128-token chunk.
+    ``"log"``
+        :math:`\alpha_0 = 0` and :math:`\log \alpha_c` evenly spaced from :math:`\log B`
+        (head 1) to 0 (head H-1): :math:`\alpha_c = B^{(H-1-c)/(H-2)}`, effective lengths
+        :math:`1/\alpha_c` from 1/B down to one token ("evenly spaced in exponential
+        space" read as log-spaced rates, B the slowest non-zero rate). For H = 2 it is
+        ``[0, B]``.
+
+    ``bound = 0`` gives all zeros (no decay) under every schedule.
     """
-    if n_heads == 1:
-        return torch.zeros(1, dtype=torch.float64)
-    frac = torch.arange(n_heads, dtype=torch.float64) / (n_heads - 1)
-    return -torch.log1p(-frac * (-math.expm1(-bound)))
+    if schedule not in ALPHA_SCHEDULES:
+        raise ValueError(f"alpha schedule must be one of {ALPHA_SCHEDULES}, got {schedule!r}")
+    if n_heads == 1 or bound == 0:
+        return torch.zeros(n_heads, dtype=torch.float64)
+    c = torch.arange(n_heads, dtype=torch.float64)
+    frac = c / (n_heads - 1)
+    if schedule == "exp_uniform":
+        return -torch.log1p(-frac * (-math.expm1(-bound)))
+    if schedule == "linear":
+        return frac * bound
+    if n_heads == 2:
+        return torch.tensor([0.0, bound], dtype=torch.float64)
+    alpha = bound ** ((n_heads - 1 - c) / (n_heads - 2))
+    alpha[0] = 0.0
+    return alpha
+
+
+def eld_factors(alpha: Tensor, length: int) -> Tensor:
+    """First row of every head's ELD matrix: ``exp(-alpha_c d)``, d = 0..length-1, (H, length).
+
+    The ELD matrix is Toeplitz, ``exp(-alpha_c D_L)[i, j] = exp(-alpha_c (i - j))`` for
+    ``j <= i``: its entry at distance ``d`` is the factor that multiplies a score ``d`` tokens
+    back.
+    """
+    d = torch.arange(length, dtype=torch.float64)
+    return torch.exp(-alpha.to(torch.float64)[:, None] * d)
+
+
+def alibi_slopes(n_heads: int) -> Tensor:
+    """ALiBi's head slopes ``m_h = 2^(-8 h / H)``, h = 1..H (Press et al. 2021), float64."""
+    h = torch.arange(1, n_heads + 1, dtype=torch.float64)
+    return 2.0 ** (-8.0 * h / n_heads)
+
+
+def alibi_bias(slopes: Tensor, rows: Tensor, cols: Tensor, d_head: int, pool_size: int = 1,
+               pooled_scores: bool = False) -> Tensor:
+    r"""Additive ALiBi bias of eq. 1 for query positions ``rows`` and key positions ``cols``.
+
+    ``-m_h (i - j) / sqrt(d_head)`` (eq. 1 divides the bias by :math:`\sqrt{d_k}` together
+    with the scores), for ``j <= i``; ``-inf`` above the diagonal (causal mask). With
+    ``pooled_scores`` (pooling before the softmax over keys ``[j - P + 1, j]``, zero padding,
+    divisor P) the bias is averaged the same way:
+    ``-(m_h / sqrt(d)) (n_j (i - j) + n_j (n_j - 1) / 2) / P`` with ``n_j = min(P, j + 1)``.
+    Returns (H, len(rows), len(cols)) in float64.
+    """
+    i = rows.to(torch.float64)[:, None]
+    j = cols.to(torch.float64)[None, :]
+    dist = i - j
+    if pooled_scores and pool_size > 1:
+        n = torch.clamp(j + 1, max=pool_size)
+        dist = (n * dist + n * (n - 1) / 2) / pool_size
+    bias = -slopes.to(torch.float64)[:, None, None] * dist / math.sqrt(d_head)
+    return bias.masked_fill((j > i)[None], float("-inf"))
 
 
 def causal_weighted_pool(x: Tensor, weights: Tensor) -> Tensor:
@@ -72,12 +144,14 @@ def las_attention(
     pool_size: int,
     pool_order: str = "after_softmax",
     max_exponent: float | None = None,
+    alibi: Tensor | None = None,
 ) -> Tensor:
     """Causal LaS attention (eq. 3) of ``q, k, v`` of shape (N, H, T, d) with decays ``alpha`` (H,).
 
     Equal to the explicit L x L form in ``_las_reference.las_attention_dense`` (tests pin this).
     ``max_exponent`` bounds ``alpha * distance`` inside one rescaling (default: a quarter of
     ``log(finfo.max)`` of the dtype); beyond it the query axis is processed in blocks.
+    ``alibi``: ALiBi slopes (H,) to add eq. 1's bias (:func:`alibi_bias`), or None.
     """
     n_pos, dtype = q.shape[-2], q.dtype
     # positions and decay factors in >= float32 (fp16 cannot even hold positions > 2048
@@ -95,11 +169,21 @@ def las_attention(
     a_max = float(alpha.max()) if alpha.numel() else 0.0
     pos = torch.arange(n_pos, dtype=work, device=q.device)
 
+    def mask(rows: slice, cols: slice):
+        """Causal mask, or ALiBi bias plus causal mask, for a block of queries and keys."""
+        if alibi is None:
+            return pos[None, cols] <= pos[rows, None]
+        return alibi_bias(alibi, pos[rows], pos[cols], q.shape[-1], pool_size,
+                          pooled_scores=pool_order == "before_softmax").to(dtype)
+
     if a_max * (n_pos - 1) / 2 <= max_exponent:
         c = (n_pos - 1) / 2
         qs = q * torch.exp(-a * (pos - c)).to(dtype)[..., None]
         ks = k * torch.exp(a * (pos - c)).to(dtype)[..., None]
-        return F.scaled_dot_product_attention(qs, ks, v, is_causal=True)
+        if alibi is None:
+            return F.scaled_dot_product_attention(qs, ks, v, is_causal=True)
+        full = slice(0, n_pos)
+        return F.scaled_dot_product_attention(qs, ks, v, attn_mask=mask(full, full))
 
     block = max(1, int(max_exponent / a_max))
     outs = []
@@ -107,6 +191,6 @@ def las_attention(
         e = min(s + block, n_pos)
         qb = q[..., s:e, :] * torch.exp(-a * (pos[s:e] - s)).to(dtype)[..., None]
         kb = k[..., :e, :] * torch.exp(a * (pos[:e] - s)).to(dtype)[..., None]  # <= e^(a block)
-        mask = pos[None, :e] <= pos[s:e, None]
-        outs.append(F.scaled_dot_product_attention(qb, kb, v[..., :e, :], attn_mask=mask))
+        outs.append(F.scaled_dot_product_attention(qb, kb, v[..., :e, :],
+                                                   attn_mask=mask(slice(s, e), slice(0, e))))
     return torch.cat(outs, dim=-2)

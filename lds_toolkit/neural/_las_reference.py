@@ -32,6 +32,7 @@ def las_attention_matrix(
     pool_size: int,
     pool_order: str = "after_softmax",
     pool_window: str = "causal",
+    alibi: Tensor | None = None,
 ) -> Tensor:
     """The pooled L x L attention matrix of eq. 3, shape (N, H, T, T).
 
@@ -39,6 +40,7 @@ def las_attention_matrix(
     ``softmax(AP(ELD * S))``. ``pool_window="causal"`` pools keys ``[j, j+P-1]`` after the
     softmax (so no weight lands on keys after the query) and ``[j-P+1, j]`` before it (so no
     future score is read); ``"centred"`` uses ``[j-P//2, j+P//2]`` as the paper's padding does.
+    ``alibi``: slopes ``m_h`` (H,); the scores become ``ELD * S - m_h D_L / sqrt(d)`` (eq. 1).
     """
     n_pos, d = q.shape[-2], q.shape[-1]
     i = torch.arange(n_pos, device=q.device)[:, None]
@@ -46,6 +48,8 @@ def las_attention_matrix(
     dist = (i - j).clamp(min=0).to(q.dtype)  # D_L: distance matrix times the causal mask
     eld = torch.exp(-alpha.to(q.dtype)[:, None, None] * dist)  # (H, T, T)
     scores = eld * (q @ k.transpose(-1, -2) / math.sqrt(d))
+    if alibi is not None:
+        scores = scores - alibi.to(q.dtype)[:, None, None] * dist / math.sqrt(d)
     causal = j <= i
     half = pool_size // 2
     if pool_window == "centred":
@@ -69,6 +73,7 @@ def las_attention_dense(
     pool_size: int,
     pool_order: str = "after_softmax",
     pool_window: str = "causal",
+    alibi: Tensor | None = None,
 ) -> Tensor:
     """``las_attention_matrix(...) @ v``: (N, H, T, d)."""
-    return las_attention_matrix(q, k, alpha, pool_size, pool_order, pool_window) @ v
+    return las_attention_matrix(q, k, alpha, pool_size, pool_order, pool_window, alibi) @ v

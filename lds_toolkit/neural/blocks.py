@@ -216,7 +216,7 @@ class Block(nn.Module):
         return x_t, out["state"]
 
 
-_POOLS = ("none", "mean", "last")
+_POOLS = ("none", "mean", "last", "cummean")
 
 
 class SequenceModel(nn.Module):
@@ -233,7 +233,11 @@ class SequenceModel(nn.Module):
         with neither, inputs must already be (batch, length, d_model).
     d_output : output width of the linear head (default: vocab_size, else no head).
     pool : ``"none"`` (default, one output per position), ``"mean"`` (over positions; not
-        causal) or ``"last"`` (the last position), for sequence classification.
+        causal), ``"last"`` (the last position), for sequence classification, or
+        ``"cummean"``: one output per position ``t``, from the mean of the blocks' outputs at
+        positions ``0..t`` (causal; at the last position it equals ``"mean"``; read at the
+        last real token of an end-padded sequence it is the mean over that sequence,
+        state-spaces/s4's ``decoder.mode=pool`` with lengths).
     tie_embeddings : share the embedding matrix with the head (needs d_output == vocab_size).
     norm, prenorm, mlp_ratio, activation, dropout : as :class:`Block`.
     seed : int, torch.Generator or None; seeds every parameter of the model.
@@ -326,6 +330,9 @@ class SequenceModel(nn.Module):
             z = block(z)
         if self.pool == "mean":
             z = z.mean(dim=1)
+        elif self.pool == "cummean":
+            count = torch.arange(1, z.shape[1] + 1, device=z.device, dtype=z.dtype)
+            z = torch.cumsum(z, dim=1) / count[:, None]
         elif self.pool == "last":
             z = z[:, -1]
         return self._head(z)

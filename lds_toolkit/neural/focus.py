@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._focus_hyper import FocusHyperNetwork
+from ._focus_hyper import FocusGlobalConv, FocusHyperNetwork
 from ._focus_iir import COEFFICIENT_MAPS, filter_bins, iir2_impulse, map_coefficients
 from ._validation import (
     check_choice,
@@ -20,7 +20,11 @@ from ._validation import (
     check_sequence,
 )
 
-__all__ = ["Focus"]
+__all__ = ["Focus", "FocusGlobalConv"]
+
+#: Chunk length when neither ``chunk_size`` nor ``n_chunks`` is given (Table 6's "C = 32" read
+#: as a length).
+DEFAULT_CHUNK_SIZE = 32
 
 
 class Focus(nn.Module):
@@ -29,7 +33,8 @@ class Focus(nn.Module):
     Maps ``x`` of shape (batch, length, d_model) to ``o`` of the same shape; causal: ``o[:, t]``
     depends on ``x[:, :t+1]`` only.
 
-    1. **Hyper-network** (eqs. 1-3): a causal long convolution of ``x``, adaptive max pooling of
+    1. **Hyper-network** (eqs. 1-3): a causal long convolution of ``x`` (one FFT over the
+       whole sequence; global when ``hyper_kernel_size >= L``), adaptive max pooling of
        every time bin to ``oversample`` values per channel, a 2-layer MLP with sigmoids
        producing ``Theta`` of shape (batch, n_bins, d_model, n_filters, 2) in (0, 1). ``Theta``
        is shifted right by one bin: bin ``b`` is filtered with the coefficients computed from
@@ -51,9 +56,10 @@ class Focus(nn.Module):
        recursion. The paper's eq. 6 multiplies an unpadded ``R``-point FFT by the *conjugate*
        response, which is a circular cross-correlation: anti-causal inside the bin. We do not
        implement that (see the docs page).
-    3. **Chunked attention** (eqs. 9-10): the sequence is cut into chunks of ``chunk_size``;
-       inside each chunk, causal softmax attention with queries from ``x`` and keys/values from
-       ``x_f``: ``y = softmax(Q K^T / sqrt(d_head) + causal mask) V``, ``Q = x W_q``,
+    3. **Chunked attention** (eqs. 9-10): the sequence is cut into chunks of length ``M``
+       (``chunk_size``, or ``ceil(L / n_chunks)``); inside each chunk, causal softmax
+       attention with queries from ``x`` and keys/values from ``x_f``:
+       ``y = softmax(Q K^T / sqrt(d_head) + causal mask) V``, ``Q = x W_q``,
        ``K = x_f W_k``, ``V = x_f W_v`` (``n_heads`` heads, default 1).
     4. **Gates** (eqs. 11-14)::
 
@@ -72,10 +78,14 @@ class Focus(nn.Module):
         differs from the prefix of the output; pass ``bin_size`` for a length-independent layer.
     bin_size : int or None, default None
         Fixed bin length ``R`` (overrides ``n_bins``).
-    chunk_size : int, default 32
-        Attention chunk length M. Table 6 lists "C = 32"; Sec. 3.2 calls C the number of chunks,
-        but with L = 30 (Table 1) there cannot be 32 chunks and the claimed linear scaling needs a
-        fixed chunk length, so we read it as the chunk length.
+    chunk_size : int or None, default None
+        Attention chunk length M, the same for every sequence length. Give this or
+        ``n_chunks``, not both; with neither, ``chunk_size = 32``.
+    n_chunks : int or None, default None
+        Number of chunks C instead: ``M = ceil(L / C)``, so the chunks grow with the
+        sequence (Sec. 3.2: "split into C separate non-overlapping chunks ... L = MC").
+        Table 6 lists "C = 32" without saying which; the two readings coincide at L = 1024
+        and differ elsewhere (L = 4096: M = 32 or 128; L = 30: M = 32, i.e. one chunk, or 1).
     n_filters : int, default 1
         Filter-bank size F (Table 6).
     n_heads : int, default 1
@@ -92,9 +102,15 @@ class Focus(nn.Module):
     hyper_hidden : int, default 32
         Hidden width of the hyper-network MLP (not given in the paper).
     hyper_kernel_size : int, default 1024
-        Taps of the hyper-network's long-convolution kernel.
+        Taps K of the hyper-network's long-convolution kernel: the convolution is global
+        (every ``u[t]`` sees all of ``x[0..t]``) for sequences up to K; set K >= L for a
+        global hyper-network at length L (the experiments do).
     squash : float, default 1e-3
         Soft-threshold of that kernel (Fu et al. 2023).
+    hyper_conv : FocusGlobalConv or None, default None
+        A long convolution (H_global of Sec. 3.2) to use instead of building one; pass the
+        same instance to several layers to share it across layers (then
+        ``hyper_kernel_size`` and ``squash`` are the instance's).
 
     Notes
     -----
@@ -126,7 +142,8 @@ class Focus(nn.Module):
         *,
         n_bins: int = 4,
         bin_size: int | None = None,
-        chunk_size: int = 32,
+        chunk_size: int | None = None,
+        n_chunks: int | None = None,
         n_filters: int = 1,
         n_heads: int = 1,
         adaptive: bool = True,
@@ -135,6 +152,7 @@ class Focus(nn.Module):
         hyper_hidden: int = 32,
         hyper_kernel_size: int = 1024,
         squash: float = 1e-3,
+        hyper_conv: FocusGlobalConv | None = None,
     ) -> None:
         super().__init__()
         d_model = check_int(d_model, "d_model", "Focus")
@@ -143,7 +161,15 @@ class Focus(nn.Module):
         n_bins = check_int(n_bins, "n_bins", "Focus")
         if bin_size is not None:
             bin_size = check_int(bin_size, "bin_size", "Focus")
-        chunk_size = check_int(chunk_size, "chunk_size", "Focus")
+        if chunk_size is not None and n_chunks is not None:
+            raise ValueError("Focus: give chunk_size (a chunk length) or n_chunks (a number of "
+                             f"chunks), not both; got chunk_size={chunk_size}, "
+                             f"n_chunks={n_chunks}")
+        if n_chunks is not None:
+            n_chunks = check_int(n_chunks, "n_chunks", "Focus")
+        else:
+            chunk_size = check_int(DEFAULT_CHUNK_SIZE if chunk_size is None else chunk_size,
+                                   "chunk_size", "Focus")
         n_filters = check_int(n_filters, "n_filters", "Focus")
         oversample = check_int(oversample, "oversample", "Focus")
         hyper_hidden = check_int(hyper_hidden, "hyper_hidden", "Focus")
@@ -152,19 +178,31 @@ class Focus(nn.Module):
             raise TypeError(f"Focus: adaptive must be a bool, got {type(adaptive).__name__}")
         check_choice(coefficients, "coefficients", "Focus", COEFFICIENT_MAPS)
         squash = check_nonnegative_float(squash, "squash", "Focus")
+        if hyper_conv is not None:
+            if not isinstance(hyper_conv, FocusGlobalConv):
+                raise TypeError("Focus: hyper_conv must be a FocusGlobalConv or None, got "
+                                f"{type(hyper_conv).__name__}")
+            if hyper_conv.d_model != d_model:
+                raise ValueError(f"Focus: hyper_conv has d_model={hyper_conv.d_model}, the "
+                                 f"layer {d_model}")
+            if not adaptive:
+                raise ValueError("Focus: hyper_conv needs adaptive=True (Focus-H has no "
+                                 "hyper-network)")
         self.d_model = d_model
         self.n_bins = n_bins
         self.bin_size = bin_size
         self.chunk_size = chunk_size
+        self.n_chunks = n_chunks
         self.n_filters = n_filters
         self.n_heads = n_heads
         self.adaptive = adaptive
         self.coefficients = coefficients
 
         if adaptive:
-            self.hyper = FocusHyperNetwork(
-                d_model, n_filters, oversample, hyper_hidden, hyper_kernel_size, squash
-            )
+            if hyper_conv is None:
+                hyper_conv = FocusGlobalConv(d_model, hyper_kernel_size, squash=squash)
+            self.hyper = FocusHyperNetwork(d_model, n_filters, oversample, hyper_hidden,
+                                           hyper_conv)
             self.register_parameter("theta_logits", None)
         else:
             self.hyper = None
@@ -177,6 +215,12 @@ class Focus(nn.Module):
         self.phi_proj = nn.Linear(d_model, d_model)  # W_phi, b_phi
         self.h_proj = nn.Linear(d_model, d_model)  # W_h, b_h
         self.u_proj = nn.Linear(d_model, d_model, bias=False)  # U_h
+
+    def chunk_length(self, length: int) -> int:
+        """Attention chunk length M used for a sequence of ``length`` tokens."""
+        if self.n_chunks is not None:
+            return -(-length // self.n_chunks)
+        return min(self.chunk_size, length)
 
     def _bins(self, length: int) -> tuple[int, int]:
         r = self.bin_size if self.bin_size is not None else -(-length // self.n_bins)
@@ -218,7 +262,7 @@ class Focus(nn.Module):
 
     def _chunk_attention(self, x: Tensor, xf: Tensor) -> Tensor:
         bsz, length, d = x.shape
-        m = min(self.chunk_size, length)
+        m = self.chunk_length(length)
         pad = -length % m
         n_chunks = (length + pad) // m
         dh = d // self.n_heads
@@ -246,8 +290,10 @@ class Focus(nn.Module):
 
     def extra_repr(self) -> str:
         bins = f"bin_size={self.bin_size}" if self.bin_size else f"n_bins={self.n_bins}"
+        chunks = (f"n_chunks={self.n_chunks}" if self.n_chunks is not None
+                  else f"chunk_size={self.chunk_size}")
         return (
-            f"d_model={self.d_model}, {bins}, chunk_size={self.chunk_size}, "
+            f"d_model={self.d_model}, {bins}, {chunks}, "
             f"n_filters={self.n_filters}, n_heads={self.n_heads}, adaptive={self.adaptive}, "
             f"coefficients={self.coefficients!r}"
         )

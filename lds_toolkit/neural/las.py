@@ -6,11 +6,22 @@ See ``docs/layers/las.md`` for the equations and the choices made where the pape
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from numbers import Real
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._las_core import POOL_ORDERS, las_alpha_init, las_attention
+from ._las_core import (
+    ALPHA_SCHEDULES,
+    POOL_ORDERS,
+    alibi_slopes,
+    eld_factors,
+    las_alpha_init,
+    las_attention,
+)
 from ._validation import (
     check_choice,
     check_divisible,
@@ -64,11 +75,25 @@ class LaSAttention(nn.Module):
         Average-pooling window P (Table 4: 5 for ListOps/Text/Retrieval, 3 for Image/Pathfinder).
         ``pool_size=1`` gives the paper's L-attention ablation (no smoothing).
     decay_bound : float, default 1e-3
-        B of Table 4 (1e-3 for four of five tasks, 1e-4 for Text): head ``c`` gets
-        ``alpha_c = -log(1 - c/(H-1) (1 - exp(-B)))``, so ``alpha_0 = 0`` (a vanilla head),
-        ``alpha_{H-1} = B`` and ``exp(-alpha_c)`` evenly spaced. ``decay_bound=0`` gives the
+        B of Table 4 (1e-3 for four of five tasks, 1e-4 for Text). ``decay_bound=0`` gives the
         S-attention ablation (no decay). The rates are a buffer ``alpha``, not learned (the
         paper adds no parameters).
+    alpha_schedule : {"exp_uniform", "linear", "log"}, default "exp_uniform"
+        How B becomes the per-head rates (the paper's sentence admits several readings, see
+        :func:`~lds_toolkit.neural._las_core.las_alpha_init`): ``"exp_uniform"``
+        ``alpha_c = -log(1 - c/(H-1) (1 - exp(-B)))`` (``exp(-alpha_c)`` evenly spaced,
+        ``alpha`` in [0, B]); ``"linear"`` ``alpha_c = c B/(H-1)``; ``"log"`` ``alpha_0 = 0``
+        and ``alpha_c = B^((H-1-c)/(H-2))``, log-spaced from B to 1. Always ``alpha_0 = 0``.
+    alpha : sequence of float or None, default None
+        The rates per head, given directly (length ``n_heads``, each finite and >= 0); then
+        ``decay_bound`` and ``alpha_schedule`` are not used.
+    alibi : bool, default False
+        Add ALiBi's distance bias as the LaS paper's eq. 1 writes it,
+        ``softmax((Q K^T - m_h D_L) / sqrt(d_head))`` with ``m_h = 2^(-8 h / H)``,
+        h = 1..H: the bias is divided by ``sqrt(d_head)`` with the scores. With ELD the
+        scores are ``ELD * (Q K^T / sqrt(d)) - m_h D_L / sqrt(d)``. For the paper's Table 3
+        ablation (``cT + ALiBi``: ``pool_size=1, decay_bound=0, alibi=True``). The bias is a
+        (chunk x chunk) tensor, so use it with ``chunk_size`` on long sequences.
     chunk_size : int or None, default None
         None: full causal attention over the whole sequence (O(L^2) time, O(L) memory with a
         fused kernel). An int M (the paper's LaS-chunk uses 128): the sequence is cut into
@@ -88,6 +113,10 @@ class LaSAttention(nn.Module):
     >>> layer = LaSAttention(64)                 # 8 heads, P = 5, B = 1e-3
     >>> [round(a, 6) for a in layer.alpha.tolist()[:3]]
     [0.0, 0.000143, 0.000286]
+    >>> [round(a, 4) for a in LaSAttention(64, alpha_schedule="log").alpha.tolist()]
+    [0.0, 0.001, 0.0032, 0.01, 0.0316, 0.1, 0.3162, 1.0]
+    >>> LaSAttention(16, n_heads=2, alpha=[0.0, 0.25]).alpha.tolist()
+    [0.0, 0.25]
     >>> x = torch.randn(2, 300, 64)
     >>> layer(x).shape
     torch.Size([2, 300, 64])
@@ -105,6 +134,9 @@ class LaSAttention(nn.Module):
         chunk_size: int | None = None,
         pool_order: str = "after_softmax",
         bias: bool = True,
+        alpha_schedule: str = "exp_uniform",
+        alpha: Sequence[float] | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         d_model = check_int(d_model, "d_model", "LaSAttention")
@@ -115,15 +147,27 @@ class LaSAttention(nn.Module):
             chunk_size = check_int(chunk_size, "chunk_size", "LaSAttention")
         decay_bound = check_nonnegative_float(decay_bound, "decay_bound", "LaSAttention")
         check_choice(pool_order, "pool_order", "LaSAttention", POOL_ORDERS)
+        check_choice(alpha_schedule, "alpha_schedule", "LaSAttention", ALPHA_SCHEDULES)
+        if not isinstance(alibi, bool):
+            raise TypeError(f"LaSAttention: alibi must be a bool, got {type(alibi).__name__}")
+        if alpha is None:
+            rates = las_alpha_init(n_heads, decay_bound, alpha_schedule)
+        else:
+            rates = _check_alpha(alpha, n_heads)
+            alpha_schedule = "custom"
         self.d_model = d_model
         self.n_heads = n_heads
         self.pool_size = pool_size
         self.decay_bound = decay_bound
+        self.alpha_schedule = alpha_schedule
         self.chunk_size = chunk_size
         self.pool_order = pool_order
-        self.register_buffer(
-            "alpha", las_alpha_init(n_heads, decay_bound).to(torch.get_default_dtype())
-        )
+        self.alibi = alibi
+        # float64 whatever the default dtype, so that given rates survive exactly (a float32
+        # model casts them once, where it uses them)
+        self.register_buffer("alpha", rates)
+        self.register_buffer("alibi_slopes", alibi_slopes(n_heads).to(torch.get_default_dtype())
+                             if alibi else None, persistent=False)
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -140,7 +184,8 @@ class LaSAttention(nn.Module):
         bsz, length, d = x.shape
         q, k, v = (self._heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
         if self.chunk_size is None:
-            y = las_attention(q, k, v, self.alpha, self.pool_size, self.pool_order)
+            y = las_attention(q, k, v, self.alpha, self.pool_size, self.pool_order,
+                              alibi=self.alibi_slopes)
         else:
             m, dh = min(self.chunk_size, length), d // self.n_heads
             pad = -length % m
@@ -151,11 +196,10 @@ class LaSAttention(nn.Module):
                 t = t.reshape(bsz, self.n_heads, n_chunks, m, dh).transpose(1, 2)
                 return t.reshape(bsz * n_chunks, self.n_heads, m, dh)
 
-            y = las_attention(
-                chunks(q), chunks(k), chunks(v), self.alpha, self.pool_size, self.pool_order
-            )
-            y = y.reshape(bsz, n_chunks, self.n_heads, m, dh).transpose(1, 2)
-            y = y.reshape(bsz, self.n_heads, n_chunks * m, dh)[:, :, :length]
+            y = las_attention(chunks(q), chunks(k), chunks(v), self.alpha, self.pool_size,
+                              self.pool_order, alibi=self.alibi_slopes)
+            y = y.reshape(bsz, n_chunks, self.n_heads, m, -1).transpose(1, 2)
+            y = y.reshape(bsz, self.n_heads, n_chunks * m, -1)[:, :, :length]
         return self.out_proj(y.transpose(1, 2).reshape(bsz, length, d))
 
     def attention_matrix(self, x: Tensor) -> Tensor:
@@ -170,11 +214,39 @@ class LaSAttention(nn.Module):
         if self.chunk_size is not None:
             raise ValueError("LaSAttention: attention_matrix is only available for chunk_size=None")
         q, k = self._heads(self.q_proj(x)), self._heads(self.k_proj(x))
-        return las_attention_matrix(q, k, self.alpha, self.pool_size, self.pool_order)
+        return las_attention_matrix(q, k, self.alpha, self.pool_size, self.pool_order,
+                                    alibi=self.alibi_slopes)
+
+    def eld_factors(self, length: int | None = None) -> Tensor:
+        """``exp(-alpha_c d)`` for d = 0..length-1, (n_heads, length), float64: the factor the
+        ELD matrix puts on a score ``d`` tokens back (default length: the chunk, else 128)."""
+        if length is None:
+            length = self.chunk_size or 128
+        length = check_int(length, "length", "LaSAttention.eld_factors")
+        return eld_factors(self.alpha, length)
 
     def extra_repr(self) -> str:
+        rates = (f"alpha={[round(a, 6) for a in self.alpha.tolist()]}"
+                 if self.alpha_schedule == "custom"
+                 else f"decay_bound={self.decay_bound}, alpha_schedule={self.alpha_schedule!r}")
         return (
             f"d_model={self.d_model}, n_heads={self.n_heads}, pool_size={self.pool_size}, "
-            f"decay_bound={self.decay_bound}, chunk_size={self.chunk_size}, "
-            f"pool_order={self.pool_order!r}"
+            f"{rates}, chunk_size={self.chunk_size}, pool_order={self.pool_order!r}, "
+            f"alibi={self.alibi}"
         )
+
+
+def _check_alpha(alpha, n_heads: int) -> Tensor:
+    """``alpha`` as a float64 tensor of ``n_heads`` finite rates >= 0, else raise."""
+    if isinstance(alpha, Tensor):
+        alpha = alpha.detach().cpu().tolist()
+    if isinstance(alpha, str | bytes) or not isinstance(alpha, Sequence):
+        raise TypeError(f"LaSAttention: alpha must be a sequence of {n_heads} floats, got "
+                        f"{type(alpha).__name__}")
+    if len(alpha) != n_heads:
+        raise ValueError(f"LaSAttention: alpha must have one rate per head ({n_heads}), got "
+                         f"{len(alpha)}")
+    for a in alpha:
+        if isinstance(a, bool) or not isinstance(a, Real) or not (math.isfinite(a) and a >= 0):
+            raise ValueError(f"LaSAttention: alpha must hold finite rates >= 0, got {a!r}")
+    return torch.tensor([float(a) for a in alpha], dtype=torch.float64)

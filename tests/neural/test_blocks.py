@@ -114,6 +114,16 @@ def test_pooling_and_tied_embeddings():
         z = base.encoder(x)
         z = base.blocks[0](z).mean(1)
         torch.testing.assert_close(mean(x), base.head(base.norm(z)))
+    # cumulative mean: causal, position t reads the mean of positions 0..t
+    cum = SequenceModel(4, 1, "s4", d_input=4, d_output=7, pool="cummean", seed=3)
+    with torch.no_grad():
+        y = cum(x)
+        assert y.shape == (3, 12, 7)
+        torch.testing.assert_close(y[:, -1], mean(x))
+        torch.testing.assert_close(y[:, 4], mean(x[:, :5]))
+        x2 = x.clone()
+        x2[:, 6:] += 1.0
+        torch.testing.assert_close(cum(x2)[:, :6], y[:, :6], rtol=0, atol=1e-6)
     tied = SequenceModel(4, 1, "s4", vocab_size=9, tie_embeddings=True)
     assert tied.head.weight is tied.encoder.weight
     with pytest.raises(ValueError, match="tie_embeddings"):

@@ -13,7 +13,7 @@ import scipy.signal
 import torch
 import torch.nn.functional as F
 
-from lds_toolkit.neural._focus_hyper import causal_fft_conv
+from lds_toolkit.neural._focus_hyper import FocusGlobalConv, causal_fft_conv
 from lds_toolkit.neural._focus_iir import (
     filter_bins,
     iir2_frequency_response,
@@ -154,6 +154,35 @@ def test_paper_printed_form_is_anticausal_and_circular():
     assert (ours2[:, :, :20] - ours[:, :, :20]).abs().max() < 1e-12
 
 
+@pytest.mark.parametrize("radius,n_taps", [(0.9995, 16384), (0.99, 4096), (0.5, 64)])
+def test_float32_taps_near_the_unit_circle(radius, n_taps):
+    """float32 taps equal the float64 recursion to float32 round-off, even for a pole next to
+    the unit circle (repeated squaring in float32 lost 1.3e-2 here; the taps are now built in
+    float64 and rounded once)."""
+    theta = 0.3
+    a1, a2 = -2 * radius * math.cos(theta), radius**2  # poles radius * exp(+-j theta)
+    ref = scipy.signal.lfilter([1.0], [1.0, a1, a2], np.r_[1.0, np.zeros(n_taps - 1)])
+    h32 = iir2_impulse(torch.tensor([a1, a2], dtype=torch.float32), n_taps)
+    assert h32.dtype == torch.float32
+    # the reference for a float32 input is the filter of the float32-rounded coefficients
+    a32 = np.float32([a1, a2]).astype(np.float64)
+    ref32 = scipy.signal.lfilter([1.0], [1.0, *a32], np.r_[1.0, np.zeros(n_taps - 1)])
+    scale = np.abs(ref32).max()
+    assert np.abs(h32.numpy() - ref32).max() / scale < 1e-6
+    # and float64 taps match the float64 recursion to round-off
+    h64 = iir2_impulse(torch.tensor([a1, a2], dtype=F64), n_taps).numpy()
+    assert np.abs(h64 - ref).max() / np.abs(ref).max() < 1e-10
+
+
+def test_float32_taps_keep_their_gradient():
+    a = torch.tensor([0.3, 0.6], dtype=torch.float32, requires_grad=True)
+    iir2_impulse(a, 50).sum().backward()
+    a64 = a.detach().double().requires_grad_(True)
+    iir2_impulse(a64, 50).sum().backward()
+    assert a.grad.dtype == torch.float32
+    torch.testing.assert_close(a.grad.double(), a64.grad, rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------- the layer's filtered signal
 
 
@@ -218,11 +247,11 @@ def test_hypernetwork_equals_explicit_computation():
     layer = make_layer(d=3, bin_size=7, oversample=3, hyper_hidden=4, n_filters=2)
     hyp = layer.hyper
     x = make_input(1, 21, 3)
-    k = hyp.kernel.detach().numpy()
-    k = np.sign(k) * np.maximum(np.abs(k) - hyp.squash, 0.0)
+    k = hyp.conv.kernel.detach().numpy()
+    k = np.sign(k) * np.maximum(np.abs(k) - hyp.conv.squash, 0.0)
     xn = x[0].numpy()
     u = np.stack([np.convolve(xn[:, d], k[d])[:21] for d in range(3)], axis=1)
-    u = F.gelu(torch.from_numpy(u + hyp.skip.detach().numpy() * xn)).numpy()
+    u = F.gelu(torch.from_numpy(u + hyp.conv.skip.detach().numpy() * xn)).numpy()
     w1, c1 = hyp.fc1.weight.detach().numpy(), hyp.fc1.bias.detach().numpy()
     w2, c2 = hyp.fc2.weight.detach().numpy(), hyp.fc2.bias.detach().numpy()
     sig = lambda z: 1 / (1 + np.exp(-z))
@@ -250,7 +279,9 @@ def explicit_forward(layer: Focus, x: torch.Tensor) -> torch.Tensor:
     """Eqs. 9-14 with explicit chunk loops and masks, using the (separately tested) x_f."""
     xf = layer.filtered(x)
     bsz, length, d = x.shape
-    m, nh = layer.chunk_size, layer.n_heads
+    nh = layer.n_heads
+    # chunk length: fixed, or the paper's C chunks of ceil(L / C)
+    m = layer.chunk_size if layer.n_chunks is None else math.ceil(length / layer.n_chunks)
     dh = d // nh
     q, k, v = layer.q_proj(x), layer.k_proj(xf), layer.v_proj(xf)
     y = torch.zeros_like(x)
@@ -271,7 +302,8 @@ def explicit_forward(layer: Focus, x: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     "kw,length",
-    [(dict(), 64), (dict(chunk_size=7, n_heads=2), 45), (dict(chunk_size=100), 30)],
+    [(dict(), 64), (dict(chunk_size=7, n_heads=2), 45), (dict(chunk_size=100), 30),
+     (dict(n_chunks=4), 64), (dict(n_chunks=5, n_heads=2), 47), (dict(n_chunks=32), 30)],
 )
 def test_forward_equals_explicit_computation(kw, length):
     layer = make_layer(**kw)
@@ -285,6 +317,11 @@ CAUSAL_CASES = [
     dict(bin_size=6, chunk_size=5, n_filters=2, n_heads=2),
     dict(n_bins=3, chunk_size=8, oversample=4),
     dict(bin_size=10, coefficients="stable_triangle"),
+    dict(n_chunks=4),
+    dict(n_chunks=6, bin_size=9, coefficients="stable_triangle"),
+    dict(n_chunks=3, adaptive=False),
+    dict(hyper_kernel_size=53),  # global hyper-network convolution
+    dict(hyper_kernel_size=4),
 ]
 
 
@@ -300,6 +337,68 @@ def test_causality(kw):
         y2 = layer(x2)
         assert (y2[:, :t] - y[:, :t]).abs().max().item() <= 1e-10, f"leak before t={t}"
         assert (y2[:, t:] - y[:, t:]).abs().max().item() > 1e-6  # the perturbation is seen
+
+
+def test_causality_with_a_shared_hyper_network_convolution():
+    torch.manual_seed(0)
+    shared = FocusGlobalConv(8, 53)
+    layers = torch.nn.Sequential(Focus(8, hyper_conv=shared, n_chunks=4),
+                                 Focus(8, hyper_conv=shared, chunk_size=5)).to(F64)
+    x = make_input(length=53)
+    y = layers(x)
+    for t in (1, 14, 40):
+        x2 = x.clone()
+        x2[:, t:] += 1.0
+        assert (layers(x2)[:, :t] - y[:, :t]).abs().max().item() <= 1e-10
+
+
+def test_n_chunks_reads_c_as_a_number_of_chunks():
+    layer = make_layer(n_chunks=32)
+    assert layer.chunk_size is None and layer.n_chunks == 32
+    assert [layer.chunk_length(n) for n in (30, 1024, 4096, 1000)] == [1, 32, 128, 32]
+    fixed = make_layer(chunk_size=32)
+    assert [fixed.chunk_length(n) for n in (30, 1024, 4096)] == [30, 32, 32]
+    assert make_layer().chunk_size == 32 and make_layer().n_chunks is None  # the default
+    # with n_chunks the attention of the first chunk ignores the second chunk entirely
+    four = make_layer(n_chunks=4)
+    x = make_input(length=40)
+    y = four(x)
+    assert four.chunk_length(40) == 10
+    # the attention of chunk 1 (positions 10..19) ignores chunk 0: only x_f, the hyper-network
+    # and the gates carry chunk 0 into it, so with Focus-H and bins = chunks it is exactly blind
+    blind = make_layer(n_chunks=4, adaptive=False, bin_size=10)
+    x2 = x.clone()
+    x2[:, :10] += 1.0
+    assert (blind(x2)[:, 10:] - blind(x)[:, 10:]).abs().max() <= 1e-12
+    assert (four(x2)[:, 10:] - y[:, 10:]).abs().max() > 1e-6  # the hyper-network carries it
+    assert "n_chunks=32" in repr(layer) and "chunk_size=32" in repr(fixed)
+
+
+def test_shared_hyper_network_convolution_is_one_set_of_parameters():
+    torch.manual_seed(0)
+    shared = FocusGlobalConv(8, 16, squash=0.0)
+    a, b = Focus(8, hyper_conv=shared), Focus(8, hyper_conv=shared)
+    assert a.hyper.conv is b.hyper.conv is shared
+    model = torch.nn.Sequential(a, b)
+    names = [n for n, _ in model.named_parameters()]
+    assert sum("conv.kernel" in n for n in names) == 1  # counted once by the optimiser
+    (model(torch.randn(2, 20, 8)) ** 2).sum().backward()
+    assert shared.kernel.grad is not None and shared.kernel.grad.abs().max() > 0
+
+
+def test_global_convolution_sees_the_whole_past():
+    """With hyper_kernel_size >= L, u[t] depends on x[0] for every t (one FFT over the whole
+    length); with 1024 taps (the old default) a 3000-long input forgets x[0] after t = 1023."""
+    torch.manual_seed(0)
+    length = 3000
+    x = torch.zeros(1, length, 2, dtype=F64)
+    x2 = x.clone()
+    x2[:, 0] = 1.0
+    for k in (length, 1024):
+        conv = FocusGlobalConv(2, k, squash=0.0).to(F64)
+        du = (conv(x2) - conv(x)).abs()[0, :, 0]
+        assert (du[:k] > 1e-8).all()
+        assert (du[k:] < 1e-12).all()  # empty for the global kernel
 
 
 def test_prefix_consistency_with_fixed_bins():
@@ -363,6 +462,16 @@ def test_bad_inputs():
         Focus(10, n_heads=3)
     with pytest.raises(ValueError, match="chunk_size must be an int >= 1"):
         Focus(8, chunk_size=0)
+    with pytest.raises(ValueError, match="n_chunks must be an int >= 1"):
+        Focus(8, n_chunks=0)
+    with pytest.raises(ValueError, match="not both"):
+        Focus(8, chunk_size=32, n_chunks=32)
+    with pytest.raises(TypeError, match="hyper_conv must be a FocusGlobalConv"):
+        Focus(8, hyper_conv=torch.nn.Linear(8, 8))
+    with pytest.raises(ValueError, match="hyper_conv has d_model=4"):
+        Focus(8, hyper_conv=FocusGlobalConv(4, 8))
+    with pytest.raises(ValueError, match="adaptive=True"):
+        Focus(8, adaptive=False, hyper_conv=FocusGlobalConv(8, 8))
     with pytest.raises(TypeError, match="bin_size must be an int"):
         Focus(8, bin_size=2.5)
     with pytest.raises(ValueError, match="squash"):

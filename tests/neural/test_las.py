@@ -12,7 +12,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lds_toolkit.neural._las_core import causal_weighted_pool, las_alpha_init, las_attention
+from lds_toolkit.neural._las_core import (
+    alibi_bias,
+    alibi_slopes,
+    causal_weighted_pool,
+    eld_factors,
+    las_alpha_init,
+    las_attention,
+)
 from lds_toolkit.neural._las_reference import las_attention_dense, las_attention_matrix
 from lds_toolkit.neural.las import LaSAttention
 
@@ -49,6 +56,107 @@ def test_alpha_init(h, bound):
     decay = np.exp(-alpha)  # evenly spaced in "exponential space"
     np.testing.assert_allclose(np.diff(decay), np.diff(decay)[0], rtol=1e-9)
     assert las_alpha_init(1, bound).tolist() == [0.0]
+
+
+def test_alpha_schedules():
+    b = 1e-3
+    lin = las_alpha_init(8, b, "linear").numpy()
+    np.testing.assert_allclose(lin, b * np.arange(8) / 7, rtol=0, atol=1e-18)
+    exp_u = las_alpha_init(8, b, "exp_uniform").numpy()
+    # the two readings of "[0, B]" agree to O(B^2): within 0.05 % at B = 1e-3
+    np.testing.assert_allclose(exp_u[1:], lin[1:], rtol=5e-4)
+    log = las_alpha_init(8, b, "log").numpy()
+    assert log[0] == 0.0 and log[1] == pytest.approx(b) and log[-1] == pytest.approx(1.0)
+    ratios = log[2:] / log[1:-1]  # log-spaced: constant ratio B^(-1/6)
+    np.testing.assert_allclose(ratios, b ** (-1 / 6), rtol=1e-12)
+    assert las_alpha_init(2, 0.3, "log").tolist() == [0.0, 0.3]
+    for sched in ("exp_uniform", "linear", "log"):
+        assert las_alpha_init(8, 0.0, sched).tolist() == [0.0] * 8  # B = 0: no decay
+    with pytest.raises(ValueError, match="schedule"):
+        las_alpha_init(8, b, "geometric")
+
+
+def test_alpha_list_round_trips():
+    rates = [0.0, 1e-3, 0.02, 0.5]
+    layer = LaSAttention(16, n_heads=4, alpha=rates).to(F64)
+    assert layer.alpha.dtype == F64 and layer.alpha.tolist() == rates  # exactly
+    assert LaSAttention(16, n_heads=4, alpha=rates).alpha.tolist() == rates  # float32 layer
+    assert layer.alpha_schedule == "custom" and "alpha=[0.0, 0.001, 0.02, 0.5]" in repr(layer)
+    # through a state dict into a layer built with another schedule
+    other = LaSAttention(16, n_heads=4, alpha_schedule="log").to(F64)
+    other.load_state_dict(layer.state_dict())
+    assert torch.equal(other.alpha, layer.alpha)
+    # the rates are the ones used: equal to the explicit L x L form with those rates
+    q, k, v = qkv(h=4, t=30)
+    fast = las_attention(q, k, v, layer.alpha, 3)
+    torch.testing.assert_close(fast, las_attention_dense(q, k, v, torch.tensor(rates, dtype=F64),
+                                                         3), rtol=0, atol=1e-12)
+    # a tensor is accepted too
+    assert LaSAttention(16, n_heads=4, alpha=torch.tensor(rates)).alpha.shape == (4,)
+
+
+def test_eld_factor_matches_its_formula():
+    """exp(-alpha_c d), and equal to the first column of the explicit ELD matrix."""
+    layer = LaSAttention(16, alpha_schedule="log", chunk_size=128)
+    f = layer.eld_factors()
+    assert f.shape == (8, 128) and f.dtype == F64
+    d = np.arange(128)
+    alpha = layer.alpha.double().numpy()
+    np.testing.assert_allclose(f.numpy(), np.exp(-alpha[:, None] * d), rtol=1e-15)
+    # the ELD matrix exp(-alpha D_L) is Toeplitz with that first column
+    i, j = np.meshgrid(d, d, indexing="ij")
+    eld = np.exp(-alpha[:, None, None] * np.clip(i - j, 0, None))
+    np.testing.assert_allclose(eld[:, :, 0], f.numpy(), rtol=1e-15)
+    np.testing.assert_allclose(eld[:, 100, 100 - d[:101]], f.numpy()[:, :101], rtol=1e-15)
+    # how far ELD reaches inside a 128-token chunk under each reading, at B = 1e-3
+    low = {s: float(eld_factors(las_alpha_init(8, 1e-3, s), 128)[:, -1].min())
+           for s in ("exp_uniform", "linear", "log")}
+    assert low["exp_uniform"] == pytest.approx(math.exp(-0.127), rel=1e-9)
+    assert low["linear"] == pytest.approx(math.exp(-0.127), rel=1e-9)
+    assert low["log"] == pytest.approx(math.exp(-127.0), rel=1e-9)
+    with pytest.raises(ValueError, match="length"):
+        layer.eld_factors(0)
+
+
+def test_alibi_follows_eq1_against_a_naive_loop():
+    """softmax((q.k - m_h (i - j)) / sqrt(d)) over j <= i, m_h = 2^(-8h/H): eq. 1."""
+    torch.manual_seed(0)
+    layer = LaSAttention(16, n_heads=4, pool_size=1, decay_bound=0.0, alibi=True).to(F64)
+    x = make_input(2, 11, 16)
+    y = layer(x)
+    q, k, v = layer.q_proj(x), layer.k_proj(x), layer.v_proj(x)
+    slopes = [2.0 ** (-8 * (h + 1) / 4) for h in range(4)]
+    assert alibi_slopes(4).tolist() == slopes
+    naive = torch.zeros(2, 11, 16, dtype=F64)
+    for b in range(2):
+        for h in range(4):
+            sl = slice(4 * h, 4 * h + 4)
+            for i in range(11):
+                s_ = torch.stack([(q[b, i, sl] @ k[b, j, sl] - slopes[h] * (i - j)) / 2.0
+                                  for j in range(i + 1)])
+                naive[b, i, sl] = (torch.softmax(s_, 0)[:, None] * v[b, : i + 1, sl]).sum(0)
+    torch.testing.assert_close(y, layer.out_proj(naive), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("pool", [1, 3, 5])
+def test_alibi_fast_form_equals_explicit_matrix(order, pool):
+    q, k, v = qkv(t=37)
+    slopes = alibi_slopes(4)
+    for alpha in (torch.zeros(4, dtype=F64), torch.tensor([0.0, 0.01, 0.3, 2.0], dtype=F64)):
+        fast = las_attention(q, k, v, alpha, pool, order, alibi=slopes)
+        dense = las_attention_dense(q, k, v, alpha, pool, order, alibi=slopes)
+        torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
+        blocked = las_attention(q, k, v, alpha, pool, order, max_exponent=0.7, alibi=slopes)
+        if float(alpha.max()) > 0:
+            torch.testing.assert_close(blocked, dense, rtol=0, atol=1e-12)
+    # the pooled bias: the mean of the bias over the pooled window
+    bias = alibi_bias(slopes, torch.arange(9), torch.arange(9), 3, pool, pooled_scores=True)
+    plain = alibi_bias(slopes, torch.arange(9), torch.arange(9), 3)
+    for i, j in ((8, 0), (8, 1), (8, 5), (4, 4)):
+        window = [plain[:, i, j - m] if j - m >= 0 else torch.zeros(4, dtype=F64)
+                  for m in range(pool)]
+        torch.testing.assert_close(bias[:, i, j], sum(window) / pool, rtol=1e-12, atol=1e-12)
 
 
 def test_alpha_is_a_buffer_not_a_parameter():
@@ -177,6 +285,12 @@ def test_paper_centred_pool_leaks_the_future(order):
         dict(pool_order="before_softmax", pool_size=3),
         dict(chunk_size=16),
         dict(chunk_size=7, n_heads=4, decay_bound=0.5),
+        dict(alpha_schedule="log", decay_bound=1e-2),
+        dict(alpha_schedule="linear", decay_bound=0.5, chunk_size=16),
+        dict(alpha=[0.0, 0.1, 1.0, 3.0, 0.0, 0.2, 0.4, 8.0], pool_order="before_softmax"),
+        dict(alibi=True, pool_size=1, decay_bound=0.0, chunk_size=16),
+        dict(alibi=True, pool_size=5, decay_bound=0.0, chunk_size=16),  # cT + smooth + ALiBi
+        dict(alibi=True, pool_order="before_softmax", alpha_schedule="log"),
     ],
 )
 def test_causality(kw):
@@ -208,7 +322,7 @@ def explicit_layer(layer: LaSAttention, x: torch.Tensor) -> torch.Tensor:
     parts = [
         las_attention_dense(
             q[:, :, s : s + m], k[:, :, s : s + m], v[:, :, s : s + m],
-            layer.alpha, layer.pool_size, layer.pool_order,
+            layer.alpha, layer.pool_size, layer.pool_order, alibi=layer.alibi_slopes,
         )
         for s in range(0, length, m)
     ]  # fmt: skip
@@ -223,6 +337,8 @@ def explicit_layer(layer: LaSAttention, x: torch.Tensor) -> torch.Tensor:
         (dict(decay_bound=0.3, pool_order="before_softmax"), 33),
         (dict(chunk_size=128, decay_bound=0.05), 300),  # LaS-chunk, 300 = 2*128 + 44 (padded)
         (dict(chunk_size=10, n_heads=2, pool_size=2), 45),
+        (dict(chunk_size=16, alibi=True, decay_bound=0.0), 40),
+        (dict(chunk_size=16, alpha_schedule="log", pool_order="before_softmax", alibi=True), 40),
     ],
 )
 def test_layer_equals_explicit_computation(kw, length):
@@ -288,6 +404,18 @@ def test_bad_inputs():
         LaSAttention(16, decay_bound=-1e-3)
     with pytest.raises(ValueError, match="pool_order"):
         LaSAttention(16, pool_order="centred")
+    with pytest.raises(ValueError, match="alpha_schedule must be one of"):
+        LaSAttention(16, alpha_schedule="geometric")
+    with pytest.raises(ValueError, match="one rate per head"):
+        LaSAttention(16, alpha=[0.0, 0.1])
+    with pytest.raises(ValueError, match="finite rates >= 0"):
+        LaSAttention(16, n_heads=2, alpha=[0.0, -0.1])
+    with pytest.raises(ValueError, match="finite rates >= 0"):
+        LaSAttention(16, n_heads=2, alpha=[0.0, float("nan")])
+    with pytest.raises(TypeError, match="sequence of 2 floats"):
+        LaSAttention(16, n_heads=2, alpha=0.1)
+    with pytest.raises(TypeError, match="alibi must be a bool"):
+        LaSAttention(16, alibi=1)
     with pytest.raises(ValueError, match="chunk_size=None"):
         LaSAttention(16, chunk_size=8).to(F64).attention_matrix(make_input())
 

@@ -14,7 +14,7 @@ from lds_toolkit.neural.tasks import associative_recall
 
 NAMES = ("nss-s4", "cloze", "induction-heads", "assoc-recall", "las-ablation", "lds-streams")
 #: the experiments with a medium scale so far (issue 12 adds assoc-recall and las-ablation)
-MEDIUM = ("nss-s4", "cloze", "induction-heads", "lds-streams")
+MEDIUM = ("nss-s4", "cloze", "induction-heads", "lds-streams", "assoc-recall", "las-ablation")
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -33,49 +33,63 @@ def test_all_neural_experiments_are_registered_for_torch_threads():
             assert all("seed_index" in t for t in exp.tasks(cfg))
 
 
-def test_alibi_attention_equals_a_naive_loop_and_is_causal():
-    from lds_toolkit.experiments.catalog.neural_las import ALiBiAttention, alibi_slopes
+def test_query_split_matches_a_naive_loop():
+    from lds_toolkit.experiments.catalog.neural_recall import query_split
 
-    torch.manual_seed(0)
-    layer = ALiBiAttention(16, 4).double()
-    x = torch.randn(2, 11, 16, dtype=torch.float64)
-    y = layer(x)
-    q, k, v = layer.qkv(x).chunk(3, dim=-1)
-    slopes = alibi_slopes(4).double()
-    naive = torch.zeros(2, 11, 16, dtype=torch.float64)
-    for b in range(2):
-        for h in range(4):
-            sl = slice(4 * h, 4 * h + 4)
-            for i in range(11):
-                s = torch.stack([q[b, i, sl] @ k[b, j, sl] / 2.0 - slopes[h] * (i - j)
-                                 for j in range(i + 1)])
-                w = torch.softmax(s, 0)
-                naive[b, i, sl] = (w[:, None] * v[b, : i + 1, sl]).sum(0)
-    torch.testing.assert_close(y, layer.out(naive), rtol=1e-10, atol=1e-10)
-    x2 = x.clone()
-    x2[:, 7:] = torch.randn(2, 4, 16, dtype=torch.float64)
-    torch.testing.assert_close(layer(x2)[:, :7], y[:, :7], rtol=0, atol=1e-12)
-    # chunked: the same as running each chunk alone
-    chunked = ALiBiAttention(16, 4, chunk_size=4).double()
-    chunked.load_state_dict(layer.state_dict())
-    yc = chunked(x)
-    torch.testing.assert_close(yc[:, 4:8], layer(x[:, 4:8]), rtol=1e-10, atol=1e-10)
-    torch.testing.assert_close(yc[:, 8:], layer(x[:, 8:]), rtol=1e-10, atol=1e-10)
+    for length, chunk in ((1024, 32), (1001, 32), (100, 7), (30, 30), (30, 1)):
+        task = associative_recall(300, length, rng=length)
+        split = query_split(task, chunk)
+        for i in range(300):
+            row, key = task.inputs[i], task.info["query_key"][i]
+            last = max(p for p in range(length - 2) if row[p] == key)
+            back = (length - 1) // chunk - last // chunk
+            assert split[i] == min(back, 2), (length, chunk, i)
+    # the fraction of queries whose key is in their 32-token chunk at 1K: about 1 - (13/14)^15
+    task = associative_recall(20000, 1024, rng=0)
+    same = np.mean(query_split(task, 32) == 0)
+    assert same == pytest.approx(1 - (13 / 14) ** 15, abs=0.01)
 
 
-def test_focus_chunk_ceiling_matches_a_count_on_generated_sequences():
-    from lds_toolkit.experiments.catalog.neural_recall import chunk_ceiling
+def test_wilson_lower_bound():
+    from lds_toolkit.experiments.catalog.neural_recall import wilson_lower
 
-    chunk = 32
-    for L in (1024, 1001, 100):
-        task = associative_recall(20000, L, rng=L)
-        start = ((L - 1) // chunk) * chunk  # Focus's chunks start at multiples of 32
-        window = task.inputs[:, start:L - 2]
-        is_key = window < 14
-        found = np.any(is_key & (window == task.info["query_key"][:, None]), axis=1)
-        reachable = found.mean() + (1 - found.mean()) / 14  # else a guess over 14 values
-        assert chunk_ceiling(L, 30, chunk) == pytest.approx(reachable, abs=0.01), L
-    assert chunk_ceiling(30, 30, 32) == 1.0
+    assert wilson_lower(0, 0) != wilson_lower(0, 0)  # NaN
+    assert wilson_lower(50, 100) == pytest.approx(0.4038, abs=1e-4)  # textbook value
+    assert wilson_lower(100, 100) == pytest.approx(0.9630, abs=1e-4)
+    assert 0 < wilson_lower(1, 10) < 0.1
+
+
+def test_focus_variants_and_their_chunks():
+    from lds_toolkit.experiments.catalog.neural_recall import build_model, chunk_length
+
+    cfg = build_config(get_experiment("assoc-recall"), scale="medium")
+    for name, length, want in (("focus", 4096, 32), ("focus-nc", 4096, 128),
+                               ("focus-nc", 1024, 32), ("focus-nc", 30, 1), ("focus", 30, 30)):
+        assert chunk_length(name, cfg, length) == want
+        layer = build_model(name, cfg, length, seed=0).blocks[0].layer
+        assert layer.chunk_length(length) == want
+        assert layer.hyper.conv.kernel_size == length  # a global hyper-network convolution
+    st = build_model("focus-st", cfg, 1024, seed=0).blocks[0].layer
+    assert st.coefficients == "stable_triangle"
+    assert build_model("focus-h", cfg, 1024, seed=0).blocks[0].layer.hyper is None
+    # at 1K the two readings of "C = 32" are the same model: focus-nc only where they differ
+    assert "focus-nc" not in cfg["models_at"]["1024"] and "focus-nc" in cfg["models_at"]["4096"]
+
+
+def test_las_ablation_rows_are_the_table3_operators():
+    from lds_toolkit.experiments.catalog.neural_las import MODELS, layer_factory
+
+    cfg = build_config(get_experiment("las-ablation"), scale="medium")
+    layers = {m: layer_factory(m, cfg)(64) for m in MODELS}
+    smooth = {m for m, lay in layers.items() if lay.pool_size > 1}
+    eld = {m for m, lay in layers.items() if float(lay.alpha.max()) > 0}
+    alibi = {m for m, lay in layers.items() if lay.alibi}
+    assert smooth == {"s-only", "s+alibi", "las", "las-eu"}
+    assert eld == {"l-only", "las", "las-eu"}
+    assert alibi == {"alibi", "s+alibi"}
+    assert all(lay.chunk_size == 128 and lay.n_heads == 8 for lay in layers.values())
+    assert layers["las"].alpha_schedule == "log" and layers["las-eu"].alpha_schedule == (
+        "exp_uniform")
 
 
 def test_cross_attention_sum_sees_the_future_and_s4_alone_does_not():
