@@ -198,8 +198,9 @@ class LaSAttention(nn.Module):
 
             y = las_attention(chunks(q), chunks(k), chunks(v), self.alpha, self.pool_size,
                               self.pool_order, alibi=self.alibi_slopes)
-            y = y.reshape(bsz, n_chunks, self.n_heads, m, -1).transpose(1, 2)
-            y = y.reshape(bsz, self.n_heads, n_chunks * m, -1)[:, :, :length]
+            dv = y.shape[-1]  # explicit: -1 is ambiguous for a batch of size 0
+            y = y.reshape(bsz, n_chunks, self.n_heads, m, dv).transpose(1, 2)
+            y = y.reshape(bsz, self.n_heads, n_chunks * m, dv)[:, :, :length]
         return self.out_proj(y.transpose(1, 2).reshape(bsz, length, d))
 
     def attention_matrix(self, x: Tensor) -> Tensor:
