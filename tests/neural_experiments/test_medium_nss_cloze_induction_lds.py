@@ -9,15 +9,12 @@ every model trained from scratch, its steps and whether its held-out curve flatt
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from lds_toolkit.cli import main as cli_main
-
 from ..claims import assert_claims
+from .medium import run_medium, summary
 
 pytestmark = pytest.mark.slow
 NAMES = ("nss-s4", "cloze", "induction-heads", "lds-streams")
@@ -25,25 +22,18 @@ NAMES = ("nss-s4", "cloze", "induction-heads", "lds-streams")
 
 @pytest.fixture(scope="module")
 def medium_out(tmp_path_factory):
-    out = os.environ.get("LDS_TOOLKIT_MEDIUM_OUT") or str(tmp_path_factory.mktemp("medium"))
-    for name in NAMES:
-        assert cli_main(["reproduce", name, "--scale", "medium", "--out", out, "--jobs", "2",
-                         "--no-progress"]) == 0
-    return Path(out)
-
-
-def _summary(out, name):
-    return json.loads((out / name / "summary.json").read_text())
+    out = os.environ.get("LDS_TOOLKIT_MEDIUM_OUT") or tmp_path_factory.mktemp("medium")
+    return run_medium(NAMES, out)
 
 
 @pytest.mark.parametrize("name", ("nss-s4", "cloze", "induction-heads"))
 def test_claims_declared_for_the_medium_scale_hold(medium_out, name):
-    assert assert_claims(name, _summary(medium_out, name), "medium") >= 1
+    assert assert_claims(name, summary(medium_out, name), "medium") >= 1
 
 
 @pytest.mark.parametrize("name", ("nss-s4", "cloze", "lds-streams"))
 def test_every_model_records_its_steps_and_plateau(medium_out, name):
-    s = _summary(medium_out, name)
+    s = summary(medium_out, name)
     cfg = s["config"]
     for m, rec in s["training"].items():
         assert len(rec["steps"]) == cfg["seeds"] * (len(cfg["regions"]) if "regions" in cfg
@@ -54,7 +44,7 @@ def test_every_model_records_its_steps_and_plateau(medium_out, name):
 
 
 def test_induction_heads_medium_evaluates_up_to_16x_at_two_lengths(medium_out):
-    s = _summary(medium_out, "induction-heads")
+    s = summary(medium_out, "induction-heads")
     assert len(s["config"]["train_lengths"]) == 2
     for n in s["config"]["train_lengths"]:
         assert list(s["accuracy_by_factor"][str(n)]) == ["1", "2", "4", "8", "16"]

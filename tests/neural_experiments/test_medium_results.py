@@ -10,15 +10,12 @@ medium scale and what the runs must record.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from lds_toolkit.cli import main as cli_main
-
 from ..claims import assert_claims
+from .medium import run_medium, summary
 
 pytestmark = pytest.mark.slow
 NAMES = ("assoc-recall", "las-ablation")
@@ -29,24 +26,17 @@ def medium_out():
     out = os.environ.get("LDS_TOOLKIT_MEDIUM_OUT")
     if not out:
         pytest.skip("opt-in: set LDS_TOOLKIT_MEDIUM_OUT=DIR to run (or reuse) the medium runs")
-    for name in NAMES:
-        assert cli_main(["reproduce", name, "--scale", "medium", "--out", out, "--jobs", "2",
-                         "--no-progress"]) == 0
-    return Path(out)
-
-
-def _summary(out, name):
-    return json.loads((out / name / "summary.json").read_text())
+    return run_medium(NAMES, out)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_declared_claims_hold_at_medium_scale(medium_out, name):
-    checked = assert_claims(name, _summary(medium_out, name), "medium")
+    checked = assert_claims(name, summary(medium_out, name), "medium")
     assert checked, f"{name} declares no claim for the medium scale"
 
 
 def test_assoc_recall_medium_records_both_readings_splits_and_plateaus(medium_out):
-    s = _summary(medium_out, "assoc-recall")
+    s = summary(medium_out, "assoc-recall")
     assert s["config"]["scale"] == "medium"
     # both readings of "C = 32" at 4K, where they differ
     assert s["chunk_length"]["focus"]["4096"] == 32 and s["chunk_length"]["focus-nc"]["4096"] == 128
@@ -59,7 +49,7 @@ def test_assoc_recall_medium_records_both_readings_splits_and_plateaus(medium_ou
 
 
 def test_las_ablation_medium_records_the_reading_and_plateaus(medium_out):
-    s = _summary(medium_out, "las-ablation")
+    s = summary(medium_out, "las-ablation")
     cfg = s["config"]
     assert (cfg["min_length"], cfg["max_length"], cfg["chunk_size"]) == (500, 2000, 128)
     assert s["alpha_schedule"] == cfg["alpha_schedule"]
