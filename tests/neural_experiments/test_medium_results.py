@@ -1,5 +1,6 @@
 """Medium-scale runs of assoc-recall and las-ablation (slow, and opt-in: they take about an
-hour of two cores, more than the rest of ``make test-slow``).
+hour of two idle cores: assoc-recall 27 min, las-ablation 36 min; more than the rest of
+``make test-slow``).
 
 Run with ``LDS_TOOLKIT_MEDIUM_OUT=DIR pytest -m slow tests/neural_experiments/
 test_medium_results.py``: the tests call ``lds-toolkit reproduce NAME --scale medium --out DIR``,
