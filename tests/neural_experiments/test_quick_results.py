@@ -79,8 +79,9 @@ def test_assoc_recall_every_model_trained_from_scratch_at_every_length(quick_run
             assert all(0 < st <= cfg["train"][n]["max_steps"] for st in s["steps"][m][n])
             counts = s["split_count"][m][n]
             assert all(sum(c) == cfg["n_test"] for c in zip(*counts.values()))
-    for m in ("focus", "focus-st", "focus-h"):  # M = 30: one chunk, plain attention in it
-        assert s["accuracy"][m]["30"] >= 0.9, m
+    # M = 30: one chunk, plain attention in it (focus and focus-h: declared claims, asserted in
+    # test_declared_claims_hold; the stable-triangle variant must do as well)
+    assert s["accuracy"]["focus-st"]["30"] >= 0.9
     # with "C = 32" chunks of a 30-token sequence are one token long: no attention to keys
     assert s["chunk_length"]["focus-nc"]["30"] == 1 and s["chunk_length"]["focus-nc"]["256"] == 8
     assert s["chunk_length"]["focus"]["256"] == 32
@@ -92,8 +93,7 @@ def test_las_ablation_models_learn_listops(quick_runs):
     s = _summary(quick_runs[0], "las-ablation")
     assert set(s["accuracy"]) == {"vanilla", "alibi", "l-only", "s-only", "s+alibi", "las",
                                   "las-eu"}
-    for m, a in s["accuracy"].items():
-        assert a > s["majority_accuracy"] + 0.1, m
+    # every variant above the majority class: the declared claim "all-learn"
     assert s["alpha_schedule"] == "log" and s["eld_min_factor"]["log"] < 1e-10
 
 
