@@ -1,4 +1,4 @@
-"""Medium-scale runs of nss-s4, cloze, induction-heads and lds-streams (slow: about 25 minutes
+"""Medium-scale runs of nss-s4, cloze, induction-heads and lds-streams (slow: about 13 minutes
 on 2 idle cores with ``--jobs 2``).
 
 ``LDS_TOOLKIT_MEDIUM_OUT=DIR`` reuses the outputs of ``lds-toolkit reproduce NAME --scale medium
@@ -26,7 +26,8 @@ def medium_out(tmp_path_factory):
     return run_medium(NAMES, out)
 
 
-@pytest.mark.parametrize("name", ("nss-s4", "cloze", "induction-heads"))
+# nss-s4 declares no claim at any scale (each note gives the measured cause): nothing to assert
+@pytest.mark.parametrize("name", ("cloze", "induction-heads"))
 def test_claims_declared_for_the_medium_scale_hold(medium_out, name):
     assert assert_claims(name, summary(medium_out, name), "medium") >= 1
 
