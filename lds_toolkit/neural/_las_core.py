@@ -23,20 +23,30 @@ Two identities remove the L x L matrix:
   but with keys ``K_hat[j] = (1/P) sum_{m<P} exp(-alpha m) K[j - m]``.
 
 ALiBi (the LaS paper's eq. 1, for its Table 3 ablation) subtracts ``m_h D / sqrt(d)`` inside
-the softmax, an additive bias: it goes into the fused call as ``attn_mask`` (an L x L, or chunk
-x chunk, tensor). Pooled before the softmax, the bias averages over the window too (see
-:func:`alibi_bias`).
+the softmax. Pooled before the softmax the bias averages over the window too (see
+:func:`alibi_bias`); in both cases it is a rank-2 bilinear form in (query, key) position,
+
+    sqrt(d) * bias[i, j] = -m_h (w_j (i - j) + r_j)
+                         = (i - c) * (-m_h w_j) + 1 * m_h (w_j (j - c) - r_j),
+
+with ``w_j = n_j / P``, ``r_j = n_j (n_j - 1) / (2P)``, ``n_j = min(P, j + 1)`` when pooled and
+``w_j = 1, r_j = 0`` otherwise, and any reference ``c``. So it also leaves the fused causal
+kernel intact: two extra columns ``[i - c, 1]`` on the queries and ``[-m_h w_j, m_h (w_j (j -
+c) - r_j)]`` on the keys add exactly the bias to ``q . k`` (:func:`alibi_columns`). An explicit
+``attn_mask`` tensor would push torch onto its general masked kernel, about twice as slow on
+CPU for the Table 3 shapes (``benchmarks/``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["ALPHA_SCHEDULES", "alibi_bias", "alibi_slopes", "causal_weighted_pool",
+__all__ = ["ALPHA_SCHEDULES", "alibi_bias", "alibi_columns", "alibi_slopes", "causal_weighted_pool",
            "eld_factors", "las_alpha_init", "las_attention"]
 
 POOL_ORDERS = ("after_softmax", "before_softmax")
@@ -124,6 +134,29 @@ def alibi_bias(slopes: Tensor, rows: Tensor, cols: Tensor, d_head: int, pool_siz
     return bias.masked_fill((j > i)[None], float("-inf"))
 
 
+def alibi_columns(slopes: Tensor, rows: Tensor, cols: Tensor, ref: float, pool_size: int = 1,
+                  pooled_scores: bool = False) -> tuple[Tensor, Tensor]:
+    r"""Extra query and key columns whose dot product is ``sqrt(d) *`` :func:`alibi_bias`.
+
+    Returns ``(q_extra, k_extra)`` of shapes (len(rows), 2) and (H, len(cols), 2), float64:
+    ``q_extra[i] = [rows[i] - ref, 1]`` and ``k_extra[h, j] = [-m_h w_j, m_h (w_j (cols[j] -
+    ref) - r_j)]`` (module docstring), so ``q_extra[i] . k_extra[h, j] = -m_h (w_j (i - j) +
+    r_j)`` for every ``i, j`` (the causal mask is left to the attention call). ``ref`` keeps
+    both terms of the size of the distances they encode.
+    """
+    i = rows.to(torch.float64)
+    j = cols.to(torch.float64)
+    if pooled_scores and pool_size > 1:
+        n = torch.clamp(j + 1, max=pool_size)
+        w, r = n / pool_size, n * (n - 1) / (2 * pool_size)
+    else:
+        w, r = torch.ones_like(j), torch.zeros_like(j)
+    m = slopes.to(torch.float64)[:, None]
+    q_extra = torch.stack([i - ref, torch.ones_like(i)], dim=-1)
+    k_extra = torch.stack([(-m * w).expand(-1, len(j)), m * (w * (j - ref) - r)], dim=-1)
+    return q_extra, k_extra
+
+
 def causal_weighted_pool(x: Tensor, weights: Tensor) -> Tensor:
     """``y[..., h, t, :] = sum_{m < P} weights[h, m] * x[..., h, t - m, :]`` (zero before t=0).
 
@@ -166,31 +199,75 @@ def las_attention(
             k = causal_weighted_pool(k, (torch.exp(-a * taps) / pool_size).to(dtype))
     if max_exponent is None:
         max_exponent = math.log(torch.finfo(dtype).max) / 4
-    a_max = float(alpha.max()) if alpha.numel() else 0.0
+    # a head whose decay spans more than max_exponent over the sequence needs query blocks;
+    # the others (e.g. 7 of the 8 log-spaced heads of a 128-token chunk in float32) go through
+    # one fused call
+    fits = alpha.to(q.device) * (n_pos - 1) / 2 <= max_exponent
+    opts = dict(pool_size=pool_size, pooled_scores=pool_order == "before_softmax",
+                max_exponent=max_exponent, work=work)
+    if bool(fits.all()) or not bool(fits.any()):
+        return _rescaled_attention(q, k, v, a, alibi, blocked=not bool(fits.all()), **opts)
+    out = torch.empty(v.shape, dtype=dtype, device=q.device)
+    for group, blocked in ((fits, False), (~fits, True)):
+        heads = torch.nonzero(group).flatten()
+        pick = functools.partial(torch.index_select, dim=-3, index=heads)
+        out[..., heads, :, :] = _rescaled_attention(
+            pick(q), pick(k), pick(v), a[heads], None if alibi is None else alibi[heads.cpu()],
+            blocked=blocked, **opts)
+    return out
+
+
+def _rescaled_attention(q: Tensor, k: Tensor, v: Tensor, a: Tensor, alibi: Tensor | None, *,
+                        pool_size: int, pooled_scores: bool, max_exponent: float,
+                        blocked: bool, work: torch.dtype) -> Tensor:
+    """Eq. 3 (pooling already applied) by the query/key rescaling of the module docstring.
+
+    ``a``: decays (H, 1). Unblocked, one reference ``c`` = the middle of the sequence, which
+    needs ``a (T - 1) / 2 <= max_exponent`` for every head; blocked, query blocks of
+    ``max_exponent / max(a)`` positions, each with its own reference.
+    """
+    n_pos, dtype = q.shape[-2], q.dtype
     pos = torch.arange(n_pos, dtype=work, device=q.device)
+    scale = 1.0 / math.sqrt(q.shape[-1])
 
-    def mask(rows: slice, cols: slice):
-        """Causal mask, or ALiBi bias plus causal mask, for a block of queries and keys."""
+    def with_alibi(qb: Tensor, kb: Tensor, rows: Tensor, cols: Tensor, ref: float):
+        """Append the ALiBi columns (:func:`alibi_columns`) to a block of queries and keys."""
         if alibi is None:
-            return pos[None, cols] <= pos[rows, None]
-        return alibi_bias(alibi, pos[rows], pos[cols], q.shape[-1], pool_size,
-                          pooled_scores=pool_order == "before_softmax").to(dtype)
+            return qb, kb
+        q_extra, k_extra = alibi_columns(alibi, rows, cols, ref, pool_size, pooled_scores)
+        q_extra = q_extra.to(dtype=dtype, device=q.device).expand(*qb.shape[:-2], -1, -1)
+        k_extra = k_extra.to(dtype=dtype, device=q.device).expand(*kb.shape[:-3], -1, -1, -1)
+        return torch.cat([qb, q_extra], dim=-1), torch.cat([kb, k_extra], dim=-1)
 
-    if a_max * (n_pos - 1) / 2 <= max_exponent:
+    def attend(qb: Tensor, kb: Tensor, vb: Tensor, **mask) -> Tensor:
+        """Fused attention at one common width for q, k and v (zero columns change neither
+        q . k nor the output's first ``dv`` columns): torch's CPU kernel leaves its fast path
+        when the widths differ (ALiBi's two columns: 1.8x slower at d = 8) and is about 1.25x
+        faster at width 16 than 8 even with the padding (``benchmarks/neural_layers.py``).
+        The width is at least 16 and a multiple of 8 (what CUDA's fused kernels want)."""
+        width, dv = qb.shape[-1], vb.shape[-1]
+        common = max(16, -(-max(width, dv) // 8) * 8)
+        if width != common:
+            qb, kb = (F.pad(t, (0, common - width)) for t in (qb, kb))
+        if dv != common:
+            vb = F.pad(vb, (0, common - dv))
+        return F.scaled_dot_product_attention(qb, kb, vb, scale=scale, **mask)[..., :dv]
+
+    if not blocked:
         c = (n_pos - 1) / 2
         qs = q * torch.exp(-a * (pos - c)).to(dtype)[..., None]
         ks = k * torch.exp(a * (pos - c)).to(dtype)[..., None]
-        if alibi is None:
-            return F.scaled_dot_product_attention(qs, ks, v, is_causal=True)
-        full = slice(0, n_pos)
-        return F.scaled_dot_product_attention(qs, ks, v, attn_mask=mask(full, full))
+        qs, ks = with_alibi(qs, ks, pos, pos, c)
+        return attend(qs, ks, v, is_causal=True)
 
-    block = max(1, int(max_exponent / a_max))
+    # is_causal aligns the mask top-left, so query blocks past the first need an explicit one
+    block = max(1, int(max_exponent / float(a.max())))
     outs = []
     for s in range(0, n_pos, block):
         e = min(s + block, n_pos)
         qb = q[..., s:e, :] * torch.exp(-a * (pos[s:e] - s)).to(dtype)[..., None]
         kb = k[..., :e, :] * torch.exp(a * (pos[:e] - s)).to(dtype)[..., None]  # <= e^(a block)
-        outs.append(F.scaled_dot_product_attention(qb, kb, v[..., :e, :],
-                                                   attn_mask=mask(slice(s, e), slice(0, e))))
+        qb, kb = with_alibi(qb, kb, pos[s:e], pos[:e], s)
+        causal = pos[None, :e] <= pos[s:e, None]
+        outs.append(attend(qb, kb, v[..., :e, :], attn_mask=causal))
     return torch.cat(outs, dim=-2)

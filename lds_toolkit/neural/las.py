@@ -92,8 +92,9 @@ class LaSAttention(nn.Module):
         ``softmax((Q K^T - m_h D_L) / sqrt(d_head))`` with ``m_h = 2^(-8 h / H)``,
         h = 1..H: the bias is divided by ``sqrt(d_head)`` with the scores. With ELD the
         scores are ``ELD * (Q K^T / sqrt(d)) - m_h D_L / sqrt(d)``. For the paper's Table 3
-        ablation (``cT + ALiBi``: ``pool_size=1, decay_bound=0, alibi=True``). The bias is a
-        (chunk x chunk) tensor, so use it with ``chunk_size`` on long sequences.
+        ablation (``cT + ALiBi``: ``pool_size=1, decay_bound=0, alibi=True``). The bias is
+        rank 2 in (query, key) position, so it enters as two extra query/key columns and the
+        fused causal kernel still runs (no L x L tensor, same speed as without it).
     chunk_size : int or None, default None
         None: full causal attention over the whole sequence (O(L^2) time, O(L) memory with a
         fused kernel). An int M (the paper's LaS-chunk uses 128): the sequence is cut into

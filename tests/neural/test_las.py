@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from lds_toolkit.neural._las_core import (
     alibi_bias,
+    alibi_columns,
     alibi_slopes,
     causal_weighted_pool,
     eld_factors,
@@ -443,3 +444,41 @@ def test_docstring_examples():
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("pool,pooled", [(1, False), (5, False), (5, True), (3, True)])
+def test_alibi_columns_dot_product_is_the_bias(pool, pooled):
+    """[i - c, 1] . [-m w_j, m (w_j (j - c) - r_j)] = sqrt(d) * eq. 1's (pooled) bias, any c."""
+    slopes = alibi_slopes(4)
+    rows, cols = torch.arange(3, 20), torch.arange(0, 20)
+    bias = alibi_bias(slopes, rows, cols, 9, pool, pooled_scores=pooled)
+    for ref in (0.0, 9.5, 17.0):
+        q_extra, k_extra = alibi_columns(slopes, rows, cols, ref, pool, pooled_scores=pooled)
+        dot = torch.einsum("ie,hje->hij", q_extra, k_extra) / 3.0
+        causal = torch.isfinite(bias)
+        torch.testing.assert_close(dot[causal], bias[causal], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+def test_float32_with_fast_and_blocked_heads_matches_float64_dense(alibi):
+    """The Table 3 setting: a 128-token chunk with log-spaced rates up to 1 in float32; the
+    head with alpha = 1 needs query blocks (exp(63.5) is past the float32 rescaling bound),
+    the other seven go through one fused call. Both must agree with the float64 L x L form."""
+    alpha = las_alpha_init(8, 1e-3, "log")
+    slopes = alibi_slopes(8) if alibi else None
+    q, k, v = qkv(n=3, h=8, t=128, d=8, seed=4)
+    for pool, order in ((1, "after_softmax"), (5, "after_softmax"), (5, "before_softmax")):
+        dense = las_attention_dense(q, k, v, alpha, pool, order, alibi=slopes)
+        fast = las_attention(q.float(), k.float(), v.float(), alpha, pool, order, alibi=slopes)
+        assert fast.dtype == torch.float32
+        torch.testing.assert_close(fast.double(), dense, rtol=0, atol=2e-6)
+
+
+def test_float32_alibi_over_2000_tokens_unchunked():
+    """ALiBi's columns carry positions up to 2000 in float32: the rounding they add must stay
+    at the float32 level of the scores."""
+    q, k, v = qkv(n=1, h=8, t=2000, d=8, seed=5)
+    alpha, slopes = torch.zeros(8, dtype=F64), alibi_slopes(8)
+    dense = las_attention_dense(q, k, v, alpha, 1, "after_softmax", alibi=slopes)
+    fast = las_attention(q.float(), k.float(), v.float(), alpha, 1, alibi=slopes)
+    torch.testing.assert_close(fast.double(), dense, rtol=0, atol=1e-4)
