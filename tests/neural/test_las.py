@@ -465,6 +465,8 @@ def test_float32_with_fast_and_blocked_heads_matches_float64_dense(alibi):
     head with alpha = 1 needs query blocks (exp(63.5) is past the float32 rescaling bound),
     the other seven go through one fused call. Both must agree with the float64 L x L form."""
     alpha = las_alpha_init(8, 1e-3, "log")
+    bound = math.log(torch.finfo(torch.float32).max) / 4  # the default rescaling bound
+    assert int((alpha * 127 / 2 > bound).sum()) == 1  # so one head is blocked, seven are not
     slopes = alibi_slopes(8) if alibi else None
     q, k, v = qkv(n=3, h=8, t=128, d=8, seed=4)
     for pool, order in ((1, "after_softmax"), (5, "after_softmax"), (5, "before_softmax")):
