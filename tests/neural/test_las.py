@@ -484,3 +484,20 @@ def test_float32_alibi_over_2000_tokens_unchunked():
     dense = las_attention_dense(q, k, v, alpha, 1, "after_softmax", alibi=slopes)
     fast = las_attention(q.float(), k.float(), v.float(), alpha, 1, alibi=slopes)
     torch.testing.assert_close(fast.double(), dense, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+def test_gradients_through_fast_and_blocked_heads(alibi):
+    """Gradcheck of the path that splits heads into one fused call and query blocks (alpha * 5
+    <= 0.3 only for the first two heads), with and without the ALiBi columns."""
+    q, k, v = (t.requires_grad_() for t in qkv(n=1, h=4, t=11, d=2, seed=6))
+    alpha = torch.tensor([0.0, 0.05, 0.4, 1.5], dtype=F64)
+    slopes = alibi_slopes(4) if alibi else None
+
+    def fn(q, k, v):
+        return las_attention(q, k, v, alpha, 3, "before_softmax", max_exponent=0.3, alibi=slopes)
+
+    torch.testing.assert_close(fn(q, k, v), las_attention_dense(q, k, v, alpha, 3,
+                                                                "before_softmax", alibi=slopes),
+                               rtol=0, atol=1e-12)
+    assert torch.autograd.gradcheck(fn, (q, k, v))
