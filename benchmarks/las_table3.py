@@ -11,6 +11,9 @@ Workload: the ``las-ablation --scale medium`` shape, one layer, forward + backwa
 * **masked**: the same rescaling, but ALiBi passed as an explicit ``attn_mask`` bias tensor
   (the obvious way, and this toolkit's code before the column trick): torch leaves its fused
   causal path.
+* **width 8** (``vanilla`` only): torch's fused causal call on the unpadded head width 8, the
+  baseline for the padding to width 16 that ours does on CPU; ``--full 4096`` adds the same
+  comparison for the unchunked layer at that length.
 * **dense**: the explicit chunk x chunk form of eq. 3 (``_las_reference.las_attention_dense``),
   the independent route the tests compare against.
 
@@ -73,7 +76,12 @@ def make_routes(layer: LaSAttention, x: torch.Tensor) -> dict:
         return las_attention_dense(q, k, v, layer.alpha, layer.pool_size, layer.pool_order,
                                    alibi=layer.alibi_slopes)
 
+    def width8(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
     routes = {"ours": lambda: layer(x)}
+    if not layer.alibi and layer.pool_size == 1 and float(layer.alpha.max()) == 0:
+        routes["width 8"] = lambda: chunked(layer, x, width8)
     if layer.alibi:
         routes["masked"] = lambda: chunked(layer, x, masked)
     routes["dense"] = lambda: chunked(layer, x, dense)
@@ -83,6 +91,8 @@ def make_routes(layer: LaSAttention, x: torch.Tensor) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="384 tokens instead of 1280")
+    ap.add_argument("--full", type=int, metavar="L",
+                    help="also time the unchunked vanilla layer at L tokens, padded vs width 8")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)  # as each las-ablation worker runs
     cfg = scale_config("medium")
@@ -105,6 +115,28 @@ def main(argv=None) -> int:
         for route, res in results.items():
             rows.append((name, route, res.seconds * 1e3, res.peak_mb,
                          res.seconds / ours.seconds, res.peak_mb / max(ours.peak_mb, 1e-9)))
+    if args.full:
+        torch.manual_seed(0)
+        layer = LaSAttention(64, pool_size=1, decay_bound=0.0)
+        xf = torch.randn(8, args.full, 64, requires_grad=True)
+
+        def full_width8():
+            bsz, length, d = xf.shape
+            q, k, v = (p(xf).reshape(bsz, length, 8, d // 8).transpose(1, 2)
+                       for p in (layer.q_proj, layer.k_proj, layer.v_proj))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return layer.out_proj(y.transpose(1, 2).reshape(bsz, length, d))
+
+        err = float((full_width8() - layer(xf)).abs().max())
+        if err > 1e-4:
+            raise AssertionError(f"unchunked width-8 route disagrees with ours by {err:.2e}")
+        ours = measure(lambda: layer(xf).square().mean().backward(), repeat=2)
+        base = measure(lambda: full_width8().square().mean().backward(), repeat=2)
+        rows.append((f"vanilla, unchunked {args.full}", "ours", ours.seconds * 1e3,
+                     ours.peak_mb, 1.0, 1.0))
+        rows.append((f"vanilla, unchunked {args.full}", "width 8", base.seconds * 1e3,
+                     base.peak_mb, base.seconds / ours.seconds,
+                     base.peak_mb / max(ours.peak_mb, 1e-9)))
     print(f"LaS-chunk attention, batch 8 x {length} tokens, d_model 64, 8 heads, chunk 128, "
           f"forward+backward, 1 thread")
     print(table(rows, ("row", "route", "ms", "peak MiB", "time / ours", "memory / ours")))
