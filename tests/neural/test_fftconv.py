@@ -41,3 +41,56 @@ def test_causal_conv_precomputed_kernel_and_dtypes():
     assert y16.dtype == torch.bfloat16
     with pytest.raises(TypeError, match="k_f"):
         causal_conv(u)
+
+
+def _naive_conv(u, k):
+    """The causal convolution as a plain loop over lags: autograd differentiates it directly."""
+    L = u.shape[-1]
+    y = torch.zeros(torch.broadcast_shapes(u.shape[:-1], k.shape[:-1]) + (L,), dtype=u.dtype)
+    for j in range(min(k.shape[-1], L)):
+        y = y + k[..., j : j + 1] * torch.nn.functional.pad(u, (j, 0))[..., :L]
+    return y
+
+
+@pytest.mark.parametrize("u_shape, k_shape, n", [
+    ((2, 3, 20), (3, 20), None),   # kernel shared over the batch (S4, STU, Focus' global conv)
+    ((2, 3, 20), (2, 3, 7), None),  # one kernel per row (Focus' bins), short kernel
+    ((1, 3, 16), (4, 3, 16), 40),   # the input broadcast over the kernel's batch; odd n
+    ((3, 12), (3, 30), None),       # kernel longer than the sequence
+])
+def test_causal_conv_gradient_matches_naive_loop(u_shape, k_shape, n):
+    """The hand-written backward (CausalFFTConv) against autograd through a naive loop, with
+    broadcasting both ways; plus torch's numerical gradcheck."""
+    gen = torch.Generator().manual_seed(sum(u_shape) + sum(k_shape))
+    u = torch.randn(u_shape, dtype=torch.float64, generator=gen, requires_grad=True)
+    k = torch.randn(k_shape, dtype=torch.float64, generator=gen, requires_grad=True)
+    w = torch.randn(torch.broadcast_shapes(u_shape[:-1], k_shape[:-1]) + (u_shape[-1],),
+                    dtype=torch.float64, generator=gen)
+    kw = {} if n is None else {"n": n}
+    y = causal_conv(u, k, **kw)
+    ref = _naive_conv(u, k)
+    torch.testing.assert_close(y, ref, rtol=0, atol=1e-12)
+    g = torch.autograd.grad((w * y).sum(), (u, k))
+    g_ref = torch.autograd.grad((w * ref).sum(), (u, k))
+    for a, b, name in zip(g, g_ref, ("u", "k")):
+        assert a.shape == b.shape, name
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12, msg=name)
+    assert torch.autograd.gradcheck(lambda a, b: causal_conv(a, b, **kw), (u, k))
+
+
+def test_causal_conv_gradient_of_one_input_only_and_float32():
+    u = torch.randn(2, 3, 64, requires_grad=True)
+    k = torch.randn(3, 64)
+    (gu,) = torch.autograd.grad(causal_conv(u, k).square().sum(), u)
+    u64 = u.detach().double().requires_grad_()
+    (gu64,) = torch.autograd.grad(_naive_conv(u64, k.double()).square().sum(), u64)
+    assert gu.dtype == torch.float32
+    torch.testing.assert_close(gu.double(), gu64, rtol=1e-5, atol=1e-4)
+
+
+def test_causal_conv_second_derivative_is_refused():
+    u = torch.randn(1, 2, 8, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(2, 8, dtype=torch.float64, requires_grad=True)
+    (gu,) = torch.autograd.grad(causal_conv(u, k).square().sum(), u, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|double backward|twice"):
+        gu.sum().backward()
