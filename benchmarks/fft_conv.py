@@ -11,8 +11,8 @@ Workloads (forward + backward, float32, 1 thread), the shapes the medium experim
 * Focus per-bin IIR filtering: u and k (4, 4, 64, 1024), one kernel per bin, FFT 2048;
 * S4 / STU long convolution: u (16, 32, 1024), k (32, 1024), FFT 2048.
 
-``--quick`` divides the lengths by 8. Prints best-of-3 wall time, peak extra RSS and the
-ratios baseline / ours; both routes are checked to agree first. Run:
+``--quick`` divides the lengths by 8. Prints best-of-3 (``--quick``: 20) wall time, peak
+extra RSS and the ratios baseline / ours; both routes are checked to agree first. Run:
 ``python benchmarks/fft_conv.py [--quick]``.
 """
 
@@ -61,7 +61,9 @@ def main(argv=None) -> int:
             err = float((a - b).abs().max() / b.abs().max())
             if not err < 1e-5:
                 raise AssertionError(f"{name}: gradients disagree by {err:.2e} (relative)")
-        res = {r: measure(lambda fn=fn, w=w: (w * fn()).sum().backward())
+        # millisecond calls in --quick: more repeats, or the best-of is noise
+        res = {r: measure(lambda fn=fn, w=w: (w * fn()).sum().backward(),
+                          repeat=20 if args.quick else 3)
                for r, fn in routes.items()}
         ours = res["ours"]
         for r, m in res.items():
