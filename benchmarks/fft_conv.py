@@ -11,6 +11,9 @@ Workloads (forward + backward, float32, 1 thread), the shapes the medium experim
 * Focus per-bin IIR filtering: u and k (4, 4, 64, 1024), one kernel per bin, FFT 2048;
 * S4 / STU long convolution: u (16, 32, 1024), k (32, 1024), FFT 2048.
 
+and, whole layers (batch 8, d_model 64), the same layer with ``causal_conv`` switched to the
+autograd route for the baseline: ``Focus(64)`` at 4096 tokens and ``S4(64)`` at 16384.
+
 ``--quick`` divides the lengths by 8. Prints best-of-3 (``--quick``: 20) wall time, peak
 extra RSS and the ratios baseline / ours; both routes are checked to agree first. Run:
 ``python benchmarks/fft_conv.py [--quick]``.
@@ -19,6 +22,7 @@ extra RSS and the ratios baseline / ours; both routes are checked to agree first
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -27,12 +31,52 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import measure, table  # noqa: E402
 
+import lds_toolkit.neural._fftconv as fftconv  # noqa: E402
+from lds_toolkit.neural import S4, Focus  # noqa: E402
 from lds_toolkit.neural._fftconv import causal_conv  # noqa: E402
 
 
 def autograd_route(u: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:
     """The same convolution with autograd's gradient of rfft / irfft (the baseline)."""
     return torch.fft.irfft(torch.fft.rfft(u, n=n) * torch.fft.rfft(k, n=n), n=n)[..., :u.shape[-1]]
+
+
+class _AutogradConv:
+    """Stands in for ``CausalFFTConv`` (same ``apply`` signature) with autograd's gradient."""
+
+    apply = staticmethod(autograd_route)
+
+
+@contextlib.contextmanager
+def autograd_gradient():
+    """Inside: every ``causal_conv`` (hence every layer) uses the autograd route."""
+    saved = fftconv.CausalFFTConv
+    fftconv.CausalFFTConv = _AutogradConv
+    try:
+        yield
+    finally:
+        fftconv.CausalFFTConv = saved
+
+
+def layer_rows(div: int) -> list[tuple]:
+    """Whole layers, forward + backward of ``layer(x).square().mean()``, both gradients."""
+    rows = []
+    for name, make, length in (("Focus(64) layer", lambda: Focus(64), 4096 // div),
+                               ("S4(64) layer", lambda: S4(64), 16384 // div)):
+        torch.manual_seed(0)
+        layer = make()
+        x = torch.randn(8, length, 64, requires_grad=True)
+
+        def run(layer=layer, x=x):
+            layer(x).square().mean().backward()
+
+        ours = measure(run)
+        with autograd_gradient():
+            base = measure(run)
+        rows.append((f"{name}, L={length}", "ours", ours.seconds * 1e3, ours.peak_mb, 1.0, 1.0))
+        rows.append((f"{name}, L={length}", "autograd", base.seconds * 1e3, base.peak_mb,
+                     base.seconds / ours.seconds, base.peak_mb / max(ours.peak_mb, 1e-9)))
+    return rows
 
 
 def main(argv=None) -> int:
@@ -69,6 +113,7 @@ def main(argv=None) -> int:
         for r, m in res.items():
             rows.append((name, r, m.seconds * 1e3, m.peak_mb, m.seconds / ours.seconds,
                          m.peak_mb / max(ours.peak_mb, 1e-9)))
+    rows += layer_rows(div)
     print("causal FFT convolution, forward + backward, float32, 1 thread")
     print(table(rows, ("workload", "route", "ms", "peak MiB", "time / ours", "memory / ours")))
     return 0
