@@ -76,6 +76,26 @@ def test_focus_variants_and_their_chunks():
     assert "focus-nc" not in cfg["models_at"]["1024"] and "focus-nc" in cfg["models_at"]["4096"]
 
 
+def test_assoc_recall_waits_longer_for_a_plateau_at_length_30():
+    """The staircase curve measured at L = 30 (a Focus seed held 0.85-0.87 held-out accuracy
+    for 14 evaluations before it solved the task): the medium rule at L = 30 must not call
+    it flat, the shared 5-evaluation rule does; the other lengths keep the shared rule."""
+    from lds_toolkit.experiments.catalog.neural_recall import length_plateau
+
+    cfg = build_config(get_experiment("assoc-recall"), scale="medium")
+    staircase = [2.677, 2.656, 2.43, 0.853, 0.508, 0.458, 0.46, 0.43, 0.434, 0.427, 0.391,
+                 0.41, 0.396, 0.437, 0.404, 0.423, 0.427, 0.402, 0.357, 0.257, 0.058, 0.018]
+    at_30 = length_plateau(cfg, cfg["train"]["30"])
+    shared = length_plateau(cfg, cfg["train"]["1024"])
+    assert at_30.window == 10 and shared.window == cfg["plateau"]["window"] == 5
+    assert shared.first(staircase) == 15  # where the shared rule stopped this seed
+    assert at_30.first(staircase) is None
+    assert {k: v for k, v in vars(at_30).items() if k != "window"} == \
+        {k: v for k, v in vars(shared).items() if k != "window"}
+    cfg["plateau"] = None
+    assert length_plateau(cfg, cfg["train"]["30"]) is None
+
+
 def test_las_ablation_rows_are_the_table3_operators():
     from lds_toolkit.experiments.catalog.neural_las import MODELS, layer_factory
 
