@@ -27,13 +27,13 @@ AdamW (β = 0.9, 0.98 as Table 6) with warm-up, 2000 training sequences, every k
 supervised with its value (as Hyena's training data), accuracy scored at the query only.
 The held-out curve is measured on ``n_valid`` sequences every ``eval_every`` steps; at
 medium scale training stops when it has flattened (``config["plateau"]``, the rule of every
-neural experiment; at L = 30 with a window of 10 evaluations, ``train["30"]["plateau_window"]``,
-because the curve there climbs in stairs) or at the target accuracy, else at ``max_steps``
-(recorded as not plateaued). The final accuracy is measured on ``n_test`` further sequences and split by
-where the queried key last appeared relative to the query, in chunks of the model
-(:func:`query_split`): the same chunk, the previous one, or further back; a key that is not
-in the query's chunk can only be recalled through what crosses chunk borders (x_f, the
-hyper-network, the gates), and chance is 1/14.
+neural experiment; at L = 30 with a window of 10 evaluations,
+``train["30"]["plateau_window"]``, because the curve there climbs in stairs) or at the target
+accuracy, else at ``max_steps`` (recorded as not plateaued). The final accuracy is measured
+on ``n_test`` further sequences and split by where the queried key last appeared relative
+to the query, in chunks of the model (:func:`query_split`): the same chunk, the previous one,
+or further back; a key that is not in the query's chunk can only be recalled through what
+crosses chunk borders (x_f, the hyper-network, the gates), and chance is 1/14.
 
 ``summary.json``: ``accuracy[model][L]`` (mean over seeds), ``accuracy_seeds``,
 ``split_accuracy[model][L][where]``, ``split_count``, ``split_above_chance`` (pooled over
