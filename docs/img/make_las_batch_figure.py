@@ -1,14 +1,19 @@
 """Figure of docs/experiments/las-ablation.md: the ListOps stall against expressions seen.
 
 Three `las-ablation --scale medium` runs of `l-only` (seed 0) that differ only in the batch
-size, each with the same number of training expressions (8000)::
+size, each with the same number of training expressions (8000), made when the medium held-out
+set had 200 expressions (``n_valid=200``; 100 since commit 70636ef)::
 
     lds-toolkit reproduce las-ablation --scale medium --seeds 1 --set 'models=["l-only"]' \\
-        --set batch_size=4 --set max_steps=2000 --set eval_every=100 --out figures-probe/bs4
+        --set n_valid=200 --set batch_size=4 --set max_steps=2000 --set eval_every=100 \\
+        --out figures-probe/bs4
     lds-toolkit reproduce las-ablation --scale medium --seeds 1 --set 'models=["l-only"]' \\
-        --set batch_size=16 --set max_steps=500 --set eval_every=25 --out figures-probe/bs16
+        --set n_valid=200 --set batch_size=16 --set max_steps=500 --set eval_every=25 \\
+        --out figures-probe/bs16
+    lds-toolkit reproduce las-ablation --scale medium --seeds 1 --set 'models=["l-only"]' \\
+        --set n_valid=200 --out figures-probe/bs8
 
-and the medium run itself (batch 8, 1000 steps; seed 0 of ``figures-medium``). Usage:
+(the last is seed 0 of the medium run of that time: batch 8, 1000 steps). Usage:
 ``python docs/img/make_las_batch_figure.py BS4_DIR BS8_DIR BS16_DIR`` (each the directory
 holding ``las-ablation/arrays.npz``); writes ``las_batch_probe.png`` next to this file and prints
 the numbers quoted on the page.
