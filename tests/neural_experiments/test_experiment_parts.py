@@ -76,6 +76,34 @@ def test_focus_variants_and_their_chunks():
     assert "focus-nc" not in cfg["models_at"]["1024"] and "focus-nc" in cfg["models_at"]["4096"]
 
 
+@pytest.mark.parametrize("name", ["focus", "focus-nc", "focus-h", "transformer"])
+def test_query_predictions_do_not_depend_on_the_evaluation_batch(name):
+    """The evaluation batch (``eval_batch_size``: 4 sequences at 4K, 128 at 30) is a speed
+    choice: a layer mixing sequences of a batch (a norm over the batch axis, a cache kept
+    between calls) would make the reported accuracy depend on it."""
+    from lds_toolkit.experiments.catalog.neural_recall import (
+        build_model,
+        eval_batch_size,
+        query_predictions,
+    )
+
+    cfg = build_config(get_experiment("assoc-recall"), scale="quick")
+    task = associative_recall(13, 256, rng=3)
+    model = build_model(name, cfg, 256, seed=1)
+    with torch.no_grad():
+        logits = model.eval()(torch.as_tensor(task.inputs, dtype=torch.int64))[:, -1]
+        one_by_one = torch.cat([model(torch.as_tensor(task.inputs[i:i + 1], dtype=torch.int64))
+                                [:, -1] for i in range(13)])
+    torch.testing.assert_close(one_by_one, logits, rtol=1e-5, atol=1e-5)
+    want = logits.argmax(-1).numpy()
+    for bs in (1, 4, 5, 13, 128):
+        got = query_predictions(model, task, batch_size=bs, device="cpu")
+        np.testing.assert_array_equal(got, want, err_msg=f"batch_size={bs}")
+    # ~16K tokens per batch above 256 tokens, never fewer than 4 sequences
+    assert [eval_batch_size(n) for n in (30, 256, 1024, 4096, 8192, 65536)] == \
+        [128, 128, 16, 4, 4, 4]
+
+
 def test_assoc_recall_waits_longer_for_a_plateau_at_length_30():
     """The staircase curve measured at L = 30 (a Focus seed held 0.85-0.87 held-out accuracy
     for 14 evaluations before it solved the task): the medium rule at L = 30 must not call
