@@ -2,8 +2,8 @@
 #   make figures   quick reproduction of every registered experiment into figures/
 #   make test      ruff + the default test suite (< 10 min on 2 cores)
 # Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench,
-#   make medium (every experiment at the medium scale: CPU evidence, the neural set 63-64
-#   minutes on 2 idle cores), make full (paper scale), make docs (the site, strict), make docs-check
+#   make medium (every experiment at the medium scale: CPU evidence, the neural set 48.5
+#   minutes on 2 idle cores of an AVX-512/AMX Xeon, 64-77 on a slower one), make full (paper scale), make docs (the site, strict), make docs-check
 #   (it in headless Chromium), make results.
 
 PYTHON ?= python3

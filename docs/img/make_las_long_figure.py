@@ -7,10 +7,18 @@ configuration, so its first 1000 steps are the medium run's::
     lds-toolkit reproduce las-ablation --scale medium --seeds 1 \\
         --set 'models=["l-only","las"]' --set max_steps=4000 --out figures-probe/las-long
 
-Usage: ``python docs/img/make_las_long_figure.py PROBE_DIR`` (the directory holding
-``las-ablation/arrays.npz``); writes ``las_long_probe.png`` next to this file and prints the
-numbers quoted on the page (where each run stopped and why, its lowest held-out loss, its
-test accuracy, and the held-out accuracy at the medium budget and at the end).
+and, because the plateau rule may stop a run on a noisy stretch of the curve, `l-only` again
+with the rule switched off (a window longer than the run) for 3000 steps::
+
+    lds-toolkit reproduce las-ablation --scale medium --seeds 1 --set 'models=["l-only"]' \\
+        --set max_steps=3000 --out figures-probe/las-noplateau --set 'plateau={"window": 1000,
+        "min_delta": 0.02, "metric": "loss", "min_evals": 8, "min_gain": 0.1}'
+
+Usage: ``python docs/img/make_las_long_figure.py PROBE_DIR [NO_PLATEAU_DIR]`` (each the
+directory holding ``las-ablation/arrays.npz``); writes ``las_long_probe.png`` next to this
+file and prints the numbers quoted on the page (where each run stopped and why, its lowest
+held-out loss, its test accuracy, and the held-out accuracy at the medium budget and at the
+end).
 """
 
 from __future__ import annotations
@@ -30,27 +38,38 @@ MODELS = ("l-only", "las")
 MEDIUM_STEPS = 1000
 
 
-def main(probe_dir: str) -> None:
-    run = Path(probe_dir) / "las-ablation"
-    arrays = np.load(run / "arrays.npz")
-    summary = json.loads((run / "summary.json").read_text())
+def load(directory: str) -> tuple:
+    run = Path(directory) / "las-ablation"
+    return np.load(run / "arrays.npz"), json.loads((run / "summary.json").read_text())
+
+
+def main(probe_dir: str, no_plateau_dir: str | None = None) -> None:
+    arrays, summary = load(probe_dir)
+    runs = [(name, f"C{i}", "-", name, arrays, summary) for i, name in enumerate(MODELS)]
+    if no_plateau_dir is not None:
+        arrays2, summary2 = load(no_plateau_dir)
+        runs.append(("l-only", "C0", ":", "l-only, no plateau rule", arrays2, summary2))
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.6))
-    for i, name in enumerate(MODELS):
+    for name, color, style, label, arrays, summary in runs:
         steps = arrays[f"eval_steps/{name}"]
         loss, acc = arrays[f"eval_loss/{name}"][0], arrays[f"eval_accuracy/{name}"][0]
         ok = np.isfinite(loss)
         steps, loss, acc = steps[ok], loss[ok], acc[ok]
         best = int(np.argmin(loss))
         at_budget = acc[steps <= MEDIUM_STEPS][-1]
-        print(f"{name}: stopped at step {summary['steps'][name][0]} "
+        print(f"{label}: stopped at step {summary['steps'][name][0]} "
               f"({summary['status'][name][0]}, plateaued {summary['plateaued'][name][0]}); "
               f"lowest held-out loss {loss[best]:.3f} at step {steps[best]}, final "
               f"{loss[-1]:.3f}; held-out accuracy {at_budget:.2f} at step {MEDIUM_STEPS}, "
               f"{acc[-1]:.2f} at the end, best {acc.max():.2f}; test accuracy "
               f"{summary['accuracy_seeds'][name][0]:.3f}; "
               f"{summary['train_seconds'][name][0]:.0f} s of training")
-        ax_loss.plot(steps, loss, color=f"C{i}", lw=1.2, label=name)
-        ax_acc.plot(steps, acc, color=f"C{i}", lw=1.2, label=name)
+        if no_plateau_dir is not None and label == "l-only, no plateau rule":
+            for k in (2000, 3000):  # the mean held-out loss over 500-step windows
+                win = (steps > k - 500) & (steps <= k)
+                print(f"  mean held-out loss over steps {k - 450}-{k}: {loss[win].mean():.3f}")
+        ax_loss.plot(steps, loss, color=color, ls=style, lw=1.2, label=label)
+        ax_acc.plot(steps, acc, color=color, ls=style, lw=1.2, label=label)
     majority = summary["majority_accuracy"]
     ax_loss.axhline(np.log(10), color="0.5", ls=":", lw=1, label="log 10 (uniform guess)")
     ax_acc.axhline(majority, color="0.5", ls=":", lw=1, label="majority class (test)")
@@ -66,4 +85,4 @@ def main(probe_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
