@@ -172,7 +172,11 @@ def test_cross_attention_sum_sees_the_future_and_s4_alone_does_not():
     x2[0, 94, 0] = 1.9
     out = {name: (build_model(name, cfg, 0)(x), build_model(name, cfg, 0)(x2))
            for name in ("s4", "attention", "s4+attention")}
-    assert torch.equal(out["s4"][0][0, 63], out["s4"][1][0, 63])  # causal: blind to u_94
+    # causal: blind to u_94 up to the float32 round-off of the FFT convolution, which mixes
+    # every position (measured 4.5e-8 on an AVX-512 machine, exactly 0 on another); the
+    # acausal sums move by 1.4e-5 (s4+attention) and 4.8e-4 (attention) at this init
+    gap = {name: float((a[0, 63] - b[0, 63]).abs().max()) for name, (a, b) in out.items()}
+    assert gap["s4"] <= 1e-6, gap
     for name in ("attention", "s4+attention"):
-        assert not torch.allclose(out[name][0][0, 63], out[name][1][0, 63])
+        assert gap[name] > 1e-6, gap
     assert math.isfinite(float(out["s4+attention"][0].detach().sum()))
