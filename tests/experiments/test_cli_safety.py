@@ -99,7 +99,10 @@ def _workers_after(sig, tmp_path) -> tuple[int, list[int], float]:
     log = tmp_path / "log"
     log.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", SLOW_CLI, str(log), str(tmp_path / "out")],
-                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            # a background shell (nohup, `&`) starts pytest with SIGINT
+                            # ignored, and a child inherits that: give it the default
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 90
     workers: set[int] = set()
     while time.monotonic() < deadline and proc.poll() is None:
