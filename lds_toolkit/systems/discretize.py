@@ -36,59 +36,10 @@ and ``control.sample_system(method="bilinear")``, with M = (I - A dt/2)^{-1}::
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.linalg
-
-from .._validation import check_choice, check_finite_result, check_real
+from ._discretization import METHODS, bilinear_core, sample_time, zoh_matrices
 from .lds import LDS, require_continuous
 
-METHODS = ("zoh", "bilinear", "tustin")
-
-
-def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
-    """(A_d, B_d) of the zero-order hold, from one matrix exponential of [[A, B], [0, 0]]·dt.
-
-    ``ValueError`` naming ``dt`` when e^{A dt} overflows float64."""
-    n, m = B.shape
-    block = np.zeros((n + m, n + m))
-    with np.errstate(over="ignore", invalid="ignore"):
-        block[:n, :n] = A * dt
-        block[:n, n:] = B * dt
-        E = scipy.linalg.expm(block) if np.all(np.isfinite(block)) else block * np.nan
-    with np.errstate(over="ignore"):
-        scale = float(np.linalg.norm(A, 1)) * dt
-    cause = (f"dt={dt:g} is too large for the zero-order hold of this system: computing "
-             f"e^(A dt) overflows float64 (norm(A) * dt = {scale:.4g}); use a smaller dt")
-    return (check_finite_result("A_d", E[:n, :n], cause),
-            check_finite_result("B_d", E[:n, n:], cause))
-
-
-def _bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
-    n = A.shape[0]
-    I = np.eye(n)
-    M_inv = I - 0.5 * dt * A
-    with np.errstate(over="ignore", invalid="ignore"):
-        cond = np.linalg.cond(M_inv) if np.all(np.isfinite(M_inv)) else np.inf
-    if not cond < 1.0 / np.finfo(float).eps:
-        lam = np.linalg.eigvals(A)
-        near = lam[np.argmin(np.abs(lam - 2.0 / dt))] if np.all(np.isfinite(lam)) else np.nan
-        raise ValueError(
-            f"dt={dt:g} makes I - dt/2 A singular (condition number {cond:.3g}): A has an "
-            f"eigenvalue {complex(near):.6g} at or near 2/dt = {2.0 / dt:.6g}, where the "
-            "bilinear (Tustin) map is undefined; choose another dt")
-    lu = scipy.linalg.lu_factor(M_inv)
-    Ad = scipy.linalg.lu_solve(lu, I + 0.5 * dt * A)
-    Bd = scipy.linalg.lu_solve(lu, dt * B)
-    cause = f"dt={dt:g} makes the bilinear discretisation overflow float64; use a smaller dt"
-    return lu, check_finite_result("A_d", Ad, cause), check_finite_result("B_d", Bd, cause)
-
-
-def _sample_time(dt) -> float:
-    if isinstance(dt, bool | np.bool_):
-        raise TypeError(f"dt must be a sample time > 0 to discretise with, got {dt!r} "
-                        "(python-control's dt=True means 'unspecified step', which cannot be "
-                        "used to compute A_d = e^{A dt})")
-    return check_real("dt", dt, low=0.0, low_inclusive=False)
+__all__ = ["METHODS", "discretize", "s4_bilinear", "zoh_matrices"]
 
 
 def discretize(system: LDS, dt: float, method: str = "zoh") -> LDS:
@@ -111,17 +62,7 @@ def discretize(system: LDS, dt: float, method: str = "zoh") -> LDS:
     LDS
         Discrete system with ``dt`` set (``.to_statespace()`` gives python-control's object).
     """
-    system = require_continuous(system)
-    dt = _sample_time(dt)
-    check_choice("method", method, METHODS)
-    A, B, C, D = system.A, system.B, system.C, system.D
-    if method == "zoh":
-        Ad, Bd = zoh_matrices(A, B, dt)
-        return LDS(Ad, Bd, C, D, dt=dt)
-    lu, Ad, Bd = _bilinear_core(A, B, dt)
-    Cd = scipy.linalg.lu_solve(lu, C.T, trans=1).T  # C M
-    Dd = D + 0.5 * (C @ scipy.linalg.lu_solve(lu, dt * B))
-    return LDS(Ad, Bd, Cd, Dd, dt=dt)
+    return require_continuous(system).discretize(dt, method=method)
 
 
 def s4_bilinear(system: LDS, dt: float) -> LDS:
@@ -134,6 +75,6 @@ def s4_bilinear(system: LDS, dt: float) -> LDS:
     ``control.StateSpace``.
     """
     system = require_continuous(system)
-    dt = _sample_time(dt)
-    _, Ad, Bd = _bilinear_core(system.A, system.B, dt)
+    dt = sample_time(dt)
+    _, Ad, Bd = bilinear_core(system.A, system.B, dt)
     return LDS(Ad, Bd, system.C, system.D, dt=dt)

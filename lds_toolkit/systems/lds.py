@@ -27,6 +27,7 @@ from numbers import Real
 import numpy as np
 
 from .._validation import as_float_array, as_matrix, as_square
+from ._discretization import discretize_matrices, sample_time
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,9 +169,10 @@ class LDS:
     # ---------------------------------------------------------- transforms
     def discretize(self, dt: float, method: str = "zoh") -> LDS:
         """Discretise a continuous system; see :func:`lds_toolkit.systems.discretize`."""
-        from .discretize import discretize
-
-        return discretize(self, dt, method=method)
+        if not self.is_continuous:
+            raise ValueError(f"system must be continuous-time (dt None or 0), got dt={self.dt}")
+        Ad, Bd, Cd, Dd = discretize_matrices(self.A, self.B, self.C, self.D, dt, method)
+        return LDS(Ad, Bd, Cd, Dd, dt=sample_time(dt))
 
     def impulse_response(self, length: int) -> np.ndarray:
         """Markov parameters of a discrete system, shape (length, d_out, d_in).
