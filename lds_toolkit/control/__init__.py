@@ -5,10 +5,17 @@ experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
   a stability check (and python-control's / scipy's forms via ``convention=``), certificate
   checks (:func:`verify`), a discrete certificate with its contraction factor
   (:func:`discrete_certificate`), level sets, V(t);
-* :mod:`~lds_toolkit.control.etc` — the event-triggered sampler (exact and grid-monitored),
-  triggering rules, loops from python-control's LQR (:meth:`ETCSystem.from_lqr`),
-  inter-event-time statistics, the paper's example system and the check of its printed
-  matrices;
+* :mod:`~lds_toolkit.control.etc` — event-triggered control (ETC), the names of the four
+  modules below in one place (this package imports them from there);
+* :mod:`~lds_toolkit.control.etc_system` — the loop (:class:`ETCSystem`, also from
+  python-control's LQR via :meth:`ETCSystem.from_lqr`), the paper's example system and the
+  check of its printed matrices;
+* :mod:`~lds_toolkit.control.etc_triggers` — the triggering rules (eq. 12, relative error,
+  periodic, dynamic) and their base class;
+* :mod:`~lds_toolkit.control.etc_simulation` — the event-triggered sampler, exact and
+  grid-monitored (:func:`simulate_etc`, :class:`ETCResult`);
+* :mod:`~lds_toolkit.control.etc_statistics` — inter-event-time statistics over many initial
+  states (imports point one way: statistics -> simulation -> triggers -> system);
 * :mod:`~lds_toolkit.control.nss` — replaying recorded ETC inputs at original and perturbed
   instants (Fig. 1) and the sweep over the perturbation size and κ.
 """

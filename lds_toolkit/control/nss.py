@@ -2,9 +2,9 @@ r"""The NSS ("non-stable states") perturbation experiment of the S4++ paper (Sec
 
 Procedure (Fig. 1, left to right):
 
-1. run the event-triggered loop (:func:`~lds_toolkit.control.etc.simulate_etc`, by default
-   grid-monitored with ``h = 0.01`` on ``[0, 10]`` as in the paper) and record the sampled
-   inputs ``u_i = K x(t_i)`` and their instants ``t_i`` (``t_0 = 0``);
+1. run the event-triggered loop (:func:`~lds_toolkit.control.etc_simulation.simulate_etc`,
+   by default grid-monitored with ``h = 0.01`` on ``[0, 10]`` as in the paper) and record
+   the sampled inputs ``u_i = K x(t_i)`` and their instants ``t_i`` (``t_0 = 0``);
 2. perturb the instants: ``t'_i = t_i + δ_i`` with ``δ_i ~ Uniform(-ε, ε)`` drawn from
    ``rng``, ``ε`` = ``magnitude`` (< h, "strictly constrained within the temporal grid
    width"); ``t'_0 = t_0 = 0`` because the input must be defined from the start; the values
@@ -37,7 +37,9 @@ from .._threads import single_blas_thread
 from .._typing import ArrayLike
 from .._validation import as_float_array, as_matrix, check_positive_int, check_real
 from ..systems import LDS, simulate_continuous
-from .etc import ETCResult, ETCSystem, LyapunovRule, TriggerRule, paper_system, simulate_etc
+from .etc_simulation import ETCResult, simulate_etc
+from .etc_system import ETCSystem, paper_system
+from .etc_triggers import LyapunovRule, TriggerRule
 
 __all__ = [
     "NSSResult",
@@ -265,7 +267,7 @@ def nss_experiment(system: ETCSystem | None = None, rule: TriggerRule | None = N
     Parameters
     ----------
     system : ETCSystem, optional
-        Default :func:`~lds_toolkit.control.etc.paper_system`.
+        Default :func:`~lds_toolkit.control.etc_system.paper_system`.
     rule : TriggerRule, optional
         Default ``LyapunovRule(kappa=0.5)`` (eq. 12).
     x0 : array_like (n,)

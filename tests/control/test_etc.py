@@ -385,3 +385,34 @@ def test_check_times_on_the_uniform_grid_reproduce_grid_mode(sys, rule):
                           check_times=np.arange(1, 1001) * h)
     np.testing.assert_allclose(checks.sample_times, grid.sample_times, atol=1e-12)
     np.testing.assert_allclose(checks.x, grid.x, rtol=0, atol=1e-9)   # |x0| = 1
+
+
+def test_etc_modules_import_one_way_and_etc_reexports_them():
+    """The ETC code lives in four modules with imports pointing one way (statistics ->
+    simulation -> triggers -> system, function-level imports included); ``control.etc`` and
+    ``control`` hand out the very objects defined there."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import lds_toolkit.control as control
+    from lds_toolkit.control import etc
+
+    order = ["etc_system", "etc_triggers", "etc_simulation", "etc_statistics"]
+    root = Path(control.__file__).parent
+    for rank, name in enumerate(order):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+        imported |= {alias.name.split(".")[-1] for node in ast.walk(tree)
+                     if isinstance(node, ast.Import) for alias in node.names
+                     if alias.name.startswith("lds_toolkit.control.")}
+        upward = imported & {"etc", *order[rank:]}
+        assert not upward, f"{name} imports {sorted(upward)}: imports must point down"
+    homes = {}
+    for name in order:
+        module = importlib.import_module(f"lds_toolkit.control.{name}")
+        homes.update({k: getattr(module, k) for k in module.__all__})
+    assert sorted(homes) == sorted(etc.__all__)
+    for k, obj in homes.items():
+        assert getattr(etc, k) is obj and getattr(control, k) is obj, k
