@@ -7,6 +7,14 @@ import it. Every layer maps (batch, length, d_model) -> (batch, length, d_model)
 Every layer refuses NaN/inf inputs, naming the first bad position (switch the check off with
 ``input_checks(False)``, see :mod:`lds_toolkit.neural._validation`), and maps a batch of size 0
 to an empty output.
+
+Training: :func:`train` with a :class:`TrainConfig`, then :func:`evaluate` / :func:`predict`.
+The loop is :mod:`lds_toolkit.neural.training`; its parts live beside it in
+:mod:`~lds_toolkit.neural.training_config` (config, plateau rule, schedule),
+:mod:`~lds_toolkit.neural.batching` (tensors and batch order),
+:mod:`~lds_toolkit.neural.evaluation` (loss, predict, evaluate),
+:mod:`~lds_toolkit.neural.checkpoints` (format, save, load) and
+:mod:`~lds_toolkit.neural.runtime` (device, threads).
 """
 
 from __future__ import annotations

@@ -42,284 +42,92 @@ a crafted file cannot run code, it is refused (:class:`CheckpointError`) like a 
 foreign one. A run that diverges never overwrites PATH: the last good checkpoint stays there,
 resumable, and the diverged state goes to :func:`diverged_checkpoint_path` (``run.pt`` ->
 ``run.diverged.pt``) for inspection.
+
+Where things live. This module holds :func:`train`, its loop and its results
+(:class:`TrainResult`, :class:`DivergenceReport`, :class:`TrainingDivergedError`); it
+re-exports the names of the modules it is built from, so that everything importable from it
+before the split still is:
+
+* :mod:`lds_toolkit.neural.training_config`: :class:`TrainConfig`, :class:`Plateau`,
+  :func:`lr_factor` (the schedule);
+* :mod:`lds_toolkit.neural.batching`: :func:`as_tensors`, :func:`batch_indices`,
+  :func:`bucketed_batch_indices`, :func:`scored_lengths`;
+* :mod:`lds_toolkit.neural.evaluation`: :func:`predict`, :func:`evaluate`,
+  :func:`non_finite_parameter` and the loss/accuracy helpers;
+* :mod:`lds_toolkit.neural.checkpoints`: :data:`CHECKPOINT_FORMAT`, :class:`CheckpointError`,
+  :func:`diverged_checkpoint_path`, saving and loading;
+* :mod:`lds_toolkit.neural.runtime`: :func:`resolve_device`, :func:`torch_threads`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import math
-import os
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from .._repr import compact_repr
-from .._validation import check_finite, check_int, check_real
 from ._ssm_base import ssm_parameter_groups
 from ._validation import input_checks
-from .tasks import IGNORE_INDEX, SequenceTask
+from .batching import (
+    _param_dtype,
+    _Tensors,
+    as_tensors,
+    batch_indices,
+    bucketed_batch_indices,
+    scored_lengths,
+)
+from .checkpoints import (
+    CHECKPOINT_FORMAT,
+    CheckpointError,
+    _load_checkpoint,
+    _save_checkpoint,
+    diverged_checkpoint_path,
+)
+from .checkpoints import _as_tensors_dict as _as_tensors_dict
+from .evaluation import (
+    _batch_loss,
+    _check_finite_data,
+    _check_model_output,
+    _correct,
+    evaluate,
+    non_finite_parameter,
+    predict,
+)
+from .evaluation import _require_finite_parameters as _require_finite_parameters
+from .runtime import resolve_device, torch_threads
+from .tasks import SequenceTask
+from .training_config import _OPTIONAL_FIELDS as _OPTIONAL_FIELDS
+from .training_config import _RESUMABLE_FIELDS as _RESUMABLE_FIELDS
+from .training_config import (
+    ON_DIVERGENCE,
+    PLATEAU_METRICS,
+    SCHEDULES,
+    Plateau,
+    TrainConfig,
+    lr_factor,
+)
 
-SCHEDULES = ("constant", "cosine")
-ON_DIVERGENCE = ("stop", "raise")
-PLATEAU_METRICS = ("loss", "accuracy")
-#: Fields of :class:`TrainConfig` that may change between a run and its resumption.
-_RESUMABLE_FIELDS = ("steps", "progress", "checkpoint_every", "eval_every", "eval_batch_size",
-                     "target_accuracy", "plateau", "threads", "device", "on_divergence")
-#: Fields left out of the fingerprint while None, so checkpoints written before they existed
-#: still resume.
-_OPTIONAL_FIELDS = ("ssm_lr", "ssm_weight_decay")
-
-
-@dataclass(frozen=True)
-class Plateau:
-    r"""When a held-out curve has flattened: the test every neural experiment applies.
-
-    Let :math:`v_1, \dots, v_n` be the held-out values of ``metric`` at the evaluations so far
-    and :math:`w` = ``window``. The curve has *plateaued at evaluation n* when
-    :math:`n > w`, :math:`n` is at least ``min_evals``, the curve has left its start (the best
-    value so far improves on :math:`v_1` by at least ``min_gain``, relative for the loss,
-    absolute for the accuracy), and the best of the last :math:`w` values improves on the
-    best of all the earlier ones by less than ``min_delta``:
-
-    .. math::
-
-        \text{loss:}\quad \min_{i > n-w} v_i > (1 - \delta) \min_{i \le n-w} v_i,
-        \qquad
-        \text{accuracy:}\quad \max_{i > n-w} v_i < \max_{i \le n-w} v_i + \delta,
-
-    a *relative* tolerance for the loss and an *absolute* one for the accuracy. A curve
-    still rising in steps smaller than :math:`\delta` per window counts as flat; a curve
-    stuck at its start is *not* flat — a stall before a late jump (a phase transition, as
-    associative recall shows) is not a plateau; such a run trains to its step budget and
-    is recorded as not plateaued. The figure shows every curve.
-
-    Parameters
-    ----------
-    window : int, default 5
-        Evaluations without a sufficient improvement.
-    min_delta : float, default 0.02
-        :math:`\delta` above (relative for the loss, absolute for the accuracy).
-    metric : {"loss", "accuracy"}, default "loss"
-        Which held-out curve (``TrainResult.evals[metric]``).
-    min_evals : int, default 0
-        No plateau before this many evaluations.
-    min_gain : float, default 0.0
-        No plateau before the best value has improved on the first evaluation by this much
-        (relative for the loss, absolute for the accuracy).
-
-    Examples
-    --------
-    >>> rule = Plateau(window=2, min_delta=0.05)
-    >>> rule.first([2.0, 1.0, 0.6, 0.59, 0.58, 0.58])   # index of the first flat evaluation
-    4
-    >>> rule.reached([2.0, 1.0, 0.6])
-    False
-    """
-
-    window: int = 5
-    min_delta: float = 0.02
-    metric: str = "loss"
-    min_evals: int = 0
-    min_gain: float = 0.0
-
-    def __post_init__(self):
-        check_int("Plateau.window", self.window, 1)
-        check_int("Plateau.min_evals", self.min_evals, 0)
-        for name in ("min_delta", "min_gain"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, int | float)
-                                               and 0 <= value < 1):
-                raise ValueError(f"Plateau.{name} must be a number in [0, 1), got {value!r}")
-        if self.metric not in PLATEAU_METRICS:
-            raise ValueError(f"Plateau.metric must be one of {PLATEAU_METRICS}, "
-                             f"got {self.metric!r}")
-
-    def reached(self, values) -> bool:
-        """Whether the curve ``values`` (one value per evaluation, in order) is flat at its
-        last evaluation. Non-finite values never count as an improvement."""
-        v = np.asarray(values, dtype=float)
-        if v.size <= self.window or v.size < self.min_evals:
-            return False
-        if self.metric == "loss":
-            v = np.where(np.isfinite(v), v, np.inf)
-            if not v.min() <= (1.0 - self.min_gain) * v[0]:
-                return False  # still at its start: a stall, not a plateau
-            before, last = v[:-self.window].min(), v[-self.window:].min()
-            return not last <= (1.0 - self.min_delta) * before
-        v = np.where(np.isfinite(v), v, -np.inf)
-        if not v.max() >= v[0] + self.min_gain:
-            return False
-        before, last = v[:-self.window].max(), v[-self.window:].max()
-        return not last >= before + self.min_delta
-
-    def first(self, values) -> int | None:
-        """0-based index of the first evaluation at which the curve is flat (None: never)."""
-        for n in range(self.window + 1, len(values) + 1):
-            if self.reached(values[:n]):
-                return n - 1
-        return None
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Hyper-parameters of :func:`train` (every field can also be passed as a keyword).
-
-    Attributes
-    ----------
-    steps : int
-        Optimizer steps (one batch each).
-    batch_size : int
-        Sequences per batch (the last batch of an epoch may be smaller).
-    lr : float
-        Peak learning rate.
-    weight_decay : float
-        AdamW's decoupled weight decay.
-    ssm_lr : float or None
-        Peak learning rate of the SSM parameters (``log_dt``, ``A``, ``B``, ``P`` of every S4
-        SSM in the model, :func:`~lds_toolkit.neural.ssm_parameter_groups`); None: ``lr``.
-        The schedule scales it like ``lr``.
-    ssm_weight_decay : float or None
-        Weight decay of the SSM parameters (state-spaces/s4 uses 0); None: ``weight_decay``.
-    betas : (float, float)
-        AdamW's β₁, β₂.
-    warmup : int
-        Steps of linear warm-up from lr / warmup to lr.
-    schedule : {"constant", "cosine"}
-        After warm-up: constant, or cosine decay to ``min_lr_ratio · lr`` at the last step.
-    min_lr_ratio : float
-        Floor of the cosine schedule as a fraction of lr.
-    grad_clip : float or None
-        Clip the global gradient norm to this value (None: no clipping).
-    eval_every : int
-        Evaluate on ``eval_data`` every this many steps (0: only at the end).
-    eval_batch_size : int or None
-        Batch size of evaluation (default: 4 × batch_size).
-    target_accuracy : float or None
-        Stop once the evaluation accuracy reaches it (checked at evaluations).
-    plateau : Plateau or None
-        Stop once the held-out curve has flattened (checked at evaluations; see
-        :class:`Plateau`).
-    crop : bool
-        Cut every batch after its last scored position (``mask`` or ``eval_mask``). Exact for
-        causal models only; then it just skips computing the padding.
-    bucket : int
-        0: batches are consecutive slices of each epoch's permutation. k > 0: each epoch's
-        permutation is cut into pools of k batches, each pool sorted by scored length and
-        cut into batches, and the epoch's batches shuffled (similar lengths per batch, for
-        ``crop``).
-    divergence_factor : float or None
-        Stop when the batch loss exceeds this multiple of the first step's loss (None: only
-        non-finite losses and gradients stop training).
-    on_divergence : {"stop", "raise"}
-        Return a result with a :class:`DivergenceReport`, or raise
-        :class:`TrainingDivergedError`.
-    seed : int
-        Seeds the batch order and torch's global RNG.
-    device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when available).
-    threads : int or None
-        torch intra-op threads during training (restored afterwards); None leaves them.
-    checkpoint : str, Path or None
-        File to save checkpoints to and resume from.
-    checkpoint_every : int
-        Save every this many steps (0: only at the end and on interruption).
-    resume : bool
-        Continue from ``checkpoint`` when it exists.
-    progress : bool
-        Show a tqdm progress bar.
-    """
-
-    steps: int = 1000
-    batch_size: int = 32
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    ssm_lr: float | None = None
-    ssm_weight_decay: float | None = None
-    betas: tuple[float, float] = (0.9, 0.999)
-    warmup: int = 0
-    schedule: str = "constant"
-    min_lr_ratio: float = 0.0
-    grad_clip: float | None = 1.0
-    eval_every: int = 0
-    eval_batch_size: int | None = None
-    target_accuracy: float | None = None
-    plateau: Plateau | None = None
-    crop: bool = False
-    bucket: int = 0
-    divergence_factor: float | None = 100.0
-    on_divergence: str = "stop"
-    seed: int = 0
-    device: str = "cpu"
-    threads: int | None = None
-    checkpoint: str | Path | None = None
-    checkpoint_every: int = 0
-    resume: bool = True
-    progress: bool = False
-
-    def __post_init__(self):
-        def need_int(name, minimum):
-            check_int(f"TrainConfig.{name}", getattr(self, name), minimum)
-
-        for name, minimum in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("eval_every", 0),
-                              ("checkpoint_every", 0), ("seed", 0), ("bucket", 0)):
-            need_int(name, minimum)
-        if self.eval_batch_size is not None:
-            need_int("eval_batch_size", 1)
-        if self.threads is not None:
-            need_int("threads", 1)
-        def need_real(name, optional=False, **bounds):
-            value = getattr(self, name)
-            if not (optional and value is None):
-                check_real(f"TrainConfig.{name}", value, **bounds)
-
-        need_real("lr", low=0.0, low_inclusive=False)
-        need_real("weight_decay", low=0.0)
-        need_real("ssm_lr", optional=True, low=0.0, low_inclusive=False)
-        need_real("ssm_weight_decay", optional=True, low=0.0)
-        need_real("min_lr_ratio", low=0.0, high=1.0)
-        need_real("grad_clip", optional=True, low=0.0, low_inclusive=False)
-        need_real("divergence_factor", optional=True, low=1.0, low_inclusive=False)
-        need_real("target_accuracy", optional=True, low=0.0, high=1.0, low_inclusive=False)
-        if not (isinstance(self.betas, tuple | list) and len(self.betas) == 2):
-            raise TypeError(f"TrainConfig.betas must be two numbers in [0, 1), got "
-                            f"{self.betas!r}")
-        for i, b in enumerate(self.betas):
-            check_real(f"TrainConfig.betas[{i}]", b, low=0.0, high=1.0, high_inclusive=False)
-        for name, choices in (("schedule", SCHEDULES), ("on_divergence", ON_DIVERGENCE)):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"TrainConfig.{name} must be one of {choices}, "
-                                 f"got {getattr(self, name)!r}")
-        if not isinstance(self.device, str | torch.device):
-            raise TypeError(f"TrainConfig.device must be a string such as 'cpu', 'cuda' or "
-                            f"'auto', got {type(self.device).__name__} {self.device!r}")
-        if self.checkpoint is not None and not isinstance(self.checkpoint, str | os.PathLike):
-            raise TypeError(f"TrainConfig.checkpoint must be a path or None, got "
-                            f"{type(self.checkpoint).__name__} {self.checkpoint!r}")
-        for name in ("resume", "progress"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"TrainConfig.{name} must be True or False, got "
-                                f"{getattr(self, name)!r}")
-        if self.plateau is not None and not isinstance(self.plateau, Plateau):
-            raise TypeError(f"TrainConfig.plateau must be a Plateau or None, "
-                            f"got {type(self.plateau).__name__}")
-
-    def fingerprint(self) -> str:
-        """Hash of the fields that define the training trajectory (checked on resume)."""
-        d = {k: v for k, v in asdict(self).items()
-             if k not in _RESUMABLE_FIELDS + ("checkpoint", "resume")
-             and not (k in _OPTIONAL_FIELDS and v is None)}
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
+# The private helpers that moved out stay importable from here as well: those this module
+# does not call are imported as ``name as name`` (an explicit re-export).
+__all__ = [
+    # defined here
+    "train", "TrainResult", "DivergenceReport", "TrainingDivergedError",
+    # re-exported from the modules listed in the module docstring
+    "TrainConfig", "Plateau", "lr_factor", "SCHEDULES", "ON_DIVERGENCE", "PLATEAU_METRICS",
+    "as_tensors", "batch_indices", "bucketed_batch_indices", "scored_lengths",
+    "predict", "evaluate", "non_finite_parameter",
+    "CHECKPOINT_FORMAT", "CheckpointError", "diverged_checkpoint_path",
+    "resolve_device", "torch_threads",
+]
 
 
 @dataclass(frozen=True)
@@ -389,32 +197,6 @@ class TrainResult:
                             last_loss=last, final_eval=self.final_eval, seconds=self.seconds)
 
 
-# ----------------------------------------------------------------------------------- helpers
-
-def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; anything else as torch.device."""
-    if str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={str(device)!r} asked for CUDA, which is not available here")
-    return dev
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None):
-    """Temporarily set torch's intra-op thread count (no-op for None)."""
-    if n is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def _param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     """One group (``lr``, ``weight_decay``), or with ``ssm_lr``/``ssm_weight_decay`` set the
     groups of :func:`ssm_parameter_groups`; each records its peak lr as ``"base_lr"``."""
@@ -428,311 +210,6 @@ def _param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
     for g in groups:
         g["base_lr"] = g["lr"]
     return groups
-
-
-def _param_dtype(model: nn.Module) -> torch.dtype:
-    for p in model.parameters():
-        if p.is_floating_point():
-            return p.dtype
-    return torch.get_default_dtype()
-
-
-@dataclass
-class _Tensors:
-    inputs: torch.Tensor
-    targets: torch.Tensor
-    mask: torch.Tensor
-    eval_mask: torch.Tensor
-
-
-def as_tensors(data: SequenceTask, *, dtype: torch.dtype = torch.float32,
-               device: str | torch.device = "cpu") -> _Tensors:
-    """The arrays of a task as tensors (tokens and labels int64, reals in ``dtype``)."""
-    if not isinstance(data, SequenceTask):
-        raise TypeError(f"data must be a SequenceTask, got {type(data).__name__}")
-    if data.vocab_size is not None:
-        inputs = torch.as_tensor(data.inputs, dtype=torch.int64)
-    else:
-        inputs = torch.as_tensor(data.inputs, dtype=dtype)
-    if data.kind == "classification":
-        targets = torch.as_tensor(data.targets, dtype=torch.int64)
-    else:
-        targets = torch.as_tensor(data.targets, dtype=dtype)
-    return _Tensors(inputs.to(device), targets.to(device),
-                    torch.as_tensor(data.mask).to(device),
-                    torch.as_tensor(data.eval_mask).to(device))
-
-
-def _batch_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, kind: str):
-    """Mean loss over the masked positions (classification: cross-entropy; regression: MSE)."""
-    if kind == "classification":
-        labels = torch.where(mask, targets, torch.full_like(targets, IGNORE_INDEX))
-        return F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), labels.reshape(-1),
-                               ignore_index=IGNORE_INDEX)
-    err = (out - targets) ** 2
-    m = mask.unsqueeze(-1).to(err.dtype)
-    return (err * m).sum() / (m.sum() * err.shape[-1]).clamp_min(1)
-
-
-def _correct(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> tuple[int, int]:
-    pred = out.argmax(dim=-1)
-    return int(((pred == targets) & mask).sum()), int(mask.sum())
-
-
-def _check_model_output(out: torch.Tensor, data: SequenceTask, tens: _Tensors):
-    b, length = tens.inputs.shape[:2]
-    if data.kind == "classification":
-        want = f"(batch={b}, length={length}, n_classes>={data.n_classes})"
-        ok = out.ndim == 3 and out.shape[:2] == (b, length) and out.shape[-1] >= data.n_classes
-    else:
-        d = data.targets.shape[-1]
-        want = f"(batch={b}, length={length}, {d})"
-        ok = out.ndim == 3 and tuple(out.shape) == (b, length, d)
-    if not ok:
-        raise ValueError(f"model output must have shape {want} for task {data.name!r}, "
-                         f"got {tuple(out.shape)}")
-
-
-def batch_indices(n: int, batch_size: int, seed: int, step: int) -> np.ndarray:
-    """Indices of the batch at ``step``: batch ``step % E`` of epoch ``step // E``'s permutation
-    ``default_rng([seed, epoch]).permutation(n)``, E = ceil(n / batch_size)."""
-    per_epoch = -(-n // batch_size)
-    epoch, j = divmod(step, per_epoch)
-    perm = np.random.default_rng([seed, epoch]).permutation(n)
-    return perm[j * batch_size:(j + 1) * batch_size]
-
-
-def scored_lengths(data: SequenceTask) -> np.ndarray:
-    """Per sequence, 1 + the last position scored by ``mask`` or ``eval_mask`` (0: none)."""
-    scored = np.asarray(data.mask) | np.asarray(data.eval_mask)
-    last = scored.shape[1] - np.argmax(scored[:, ::-1], axis=1)
-    return np.where(scored.any(axis=1), last, 0)
-
-
-def bucketed_batch_indices(lengths: np.ndarray, batch_size: int, bucket: int, seed: int,
-                           step: int) -> np.ndarray:
-    """Indices of the batch at ``step`` when batches are bucketed by length.
-
-    Epoch ``e`` (E = ceil(n / batch_size) batches): the permutation
-    ``default_rng([seed, e]).permutation(n)`` is cut into pools of ``bucket * batch_size``
-    sequences; each pool is sorted by ``lengths`` (stable) and cut into batches; the epoch's
-    batches are then put in the order ``default_rng([seed, e, 1]).permutation(E)``. Every
-    sequence appears once per epoch.
-    """
-    n = len(lengths)
-    per_epoch = -(-n // batch_size)
-    epoch, j = divmod(step, per_epoch)
-    perm = np.random.default_rng([seed, epoch]).permutation(n)
-    pool = bucket * batch_size
-    batches = []
-    for start in range(0, n, pool):
-        part = perm[start:start + pool]
-        part = part[np.argsort(lengths[part], kind="stable")]
-        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
-    order = np.random.default_rng([seed, epoch, 1]).permutation(len(batches))
-    return batches[order[j]]
-
-
-def lr_factor(step: int, cfg: TrainConfig) -> float:
-    """Multiplier of cfg.lr at 0-based ``step``: linear warm-up, then constant or cosine."""
-    if cfg.warmup and step < cfg.warmup:
-        return (step + 1) / cfg.warmup
-    if cfg.schedule == "constant":
-        return 1.0
-    span = max(cfg.steps - cfg.warmup - 1, 1)
-    frac = min(max(step - cfg.warmup, 0) / span, 1.0)
-    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * frac))
-
-
-# -------------------------------------------------------------------------------- evaluation
-
-def non_finite_parameter(model: nn.Module) -> str | None:
-    """Name of the first parameter or floating buffer of ``model`` holding NaN or inf
-    (``None`` when all are finite)."""
-    for name, t in (*model.named_parameters(), *model.named_buffers()):
-        if t.is_floating_point() or t.is_complex():
-            if not bool(torch.isfinite(t).all()):
-                return name
-    return None
-
-
-def _require_finite_parameters(model: nn.Module, what: str) -> None:
-    name = non_finite_parameter(model)
-    if name is not None:
-        raise ValueError(f"{what}: the model's parameter {name!r} holds NaN or inf values (a "
-                         "diverged training run?); its outputs would be meaningless. Reload "
-                         "the last good checkpoint or train again with a lower lr")
-
-
-@torch.no_grad()
-def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-            device: str | torch.device | None = None) -> np.ndarray:
-    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad).
-
-    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters,
-    and ``FloatingPointError`` naming the first position when an output is not finite.
-    """
-    _require_finite_parameters(model, "predict")
-    _check_finite_data(data, "data")
-    dev = resolve_device(device) if device is not None else next(model.parameters()).device
-    tens = as_tensors(data, dtype=_param_dtype(model))
-    was_training = model.training
-    model.eval()
-    try:
-        outs = []
-        with input_checks(False):  # the data are checked above, the outputs below
-            for i in range(0, len(data), batch_size):
-                outs.append(model(tens.inputs[i:i + batch_size].to(dev)).float().cpu())
-    finally:
-        model.train(was_training)
-    out = torch.cat(outs).numpy()
-    if not np.all(np.isfinite(out)):
-        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
-        raise FloatingPointError(
-            f"predict: the model's output is not finite at sequence {idx[0]}, position "
-            f"{idx[1] if len(idx) > 1 else 0} (value {out[idx]}) although its parameters and "
-            "inputs are finite; typically its parameters grew too large in a diverged run")
-    return out
-
-
-@torch.no_grad()
-def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-             device: str | torch.device | None = None, crop: bool = False) -> dict[str, float]:
-    """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
-
-    The loss is the mean over all scored positions of the whole set (not a mean of batch
-    means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
-    cut after its last scored position; the same numbers up to round-off, less padding.
-    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters.
-    """
-    _require_finite_parameters(model, "evaluate")
-    dev = resolve_device(device) if device is not None else next(model.parameters()).device
-    tens = as_tensors(data, dtype=_param_dtype(model))
-    was_training = model.training
-    model.eval()
-    total = count = correct = 0.0
-    if crop:
-        lengths = scored_lengths(data)
-        order = np.argsort(lengths, kind="stable")
-    try:
-        for i in range(0, len(data), batch_size):
-            if crop:
-                sl = torch.as_tensor(order[i:i + batch_size])
-                cut = max(int(lengths[order[i:i + batch_size]].max()), 1)
-            else:
-                sl, cut = slice(i, i + batch_size), tens.inputs.shape[1]
-            x, y, m = (tens.inputs[sl][:, :cut].to(dev), tens.targets[sl][:, :cut].to(dev),
-                       tens.eval_mask[sl][:, :cut].to(dev))
-            out = model(x)
-            if i == 0:
-                _check_model_output(out, data, _Tensors(x, y, m, m))
-            n_pos = int(m.sum())
-            if n_pos == 0:
-                continue
-            if data.kind == "classification":
-                c, _ = _correct(out, y, m)
-                correct += c
-                total += float(_batch_loss(out, y, m, data.kind)) * n_pos
-                count += n_pos
-            else:
-                d = y.shape[-1]
-                total += float(_batch_loss(out.to(y.dtype), y, m, data.kind)) * n_pos * d
-                count += n_pos * d
-    finally:
-        model.train(was_training)
-    loss = total / count if count else float("nan")
-    acc = correct / count if (count and data.kind == "classification") else float("nan")
-    return {"loss": float(loss), "accuracy": float(acc)}
-
-
-# ----------------------------------------------------------------------------- checkpoints
-#
-# A checkpoint is one file written by torch.save (atomically: temporary file, then rename) of
-# a dict holding only tensors, state dicts and one JSON string:
-#   "model", "optimizer"   state dicts
-#   "history", "evals"     dicts of 1-D tensors (int64 steps, float64 values)
-#   "torch_rng", "cuda_rng" RNG states (cuda_rng: list of tensors, or absent)
-#   "meta"                 JSON: format, step, fingerprint of the TrainConfig, first loss
-# It is read with torch.load(weights_only=True), which refuses anything that would run code.
-
-CHECKPOINT_FORMAT = "lds_toolkit-checkpoint/1"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint file that cannot be used: unsafe, corrupted, foreign or of other settings."""
-
-
-def diverged_checkpoint_path(path: str | Path) -> Path:
-    """Where :func:`train` writes the state of a diverged run: ``run.pt`` ->
-    ``run.diverged.pt``, so that the last good checkpoint at ``path`` stays intact."""
-    path = Path(path)
-    return path.with_name(f"{path.stem}.diverged{path.suffix}")
-
-
-def _save_checkpoint(path: Path, model, opt, step, history, evals, cfg, first_loss):
-    from .._atomic import atomic_write
-
-    meta = {"format": CHECKPOINT_FORMAT, "step": int(step), "fingerprint": cfg.fingerprint(),
-            "first_loss": first_loss}
-    state = {
-        "model": model.state_dict(),
-        "optimizer": opt.state_dict(),
-        "history": _as_tensors_dict(history),
-        "evals": _as_tensors_dict(evals),
-        "torch_rng": torch.get_rng_state(),
-        "meta": json.dumps(meta, allow_nan=False),
-    }
-    if torch.cuda.is_available():
-        state["cuda_rng"] = torch.cuda.get_rng_state_all()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda fh: torch.save(state, fh))
-
-
-def _as_tensors_dict(columns: dict[str, list]) -> dict[str, torch.Tensor]:
-    return {k: torch.tensor(v, dtype=torch.int64 if k == "step" else torch.float64)
-            for k, v in columns.items()}
-
-
-def _load_checkpoint(path: Path, model, opt, cfg):
-    """Load ``path`` into ``model`` and ``opt``; return its metadata plus history and evals.
-    :class:`CheckpointError` for anything that is not a checkpoint of this run."""
-    advice = "delete it or pass resume=False"
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - unpickling errors come in many types
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"checkpoint {path} cannot be loaded safely ({first[:200]}); "
-                              f"it was not written by lds_toolkit.neural.train or is "
-                              f"corrupted: {advice}") from None
-    try:
-        meta = json.loads(state["meta"])
-        if meta.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"format {meta.get('format')!r}")
-        hist = {k: v.tolist() for k, v in state["history"].items()}
-        evals = {k: v.tolist() for k, v in state["evals"].items()}
-    except (TypeError, KeyError, ValueError, AttributeError) as exc:
-        raise CheckpointError(f"checkpoint {path} is not a checkpoint of this version of "
-                              f"lds_toolkit.neural.train ({type(exc).__name__}: {exc}): "
-                              f"{advice}") from None
-    if meta.get("fingerprint") != cfg.fingerprint():
-        raise CheckpointError(f"checkpoint {path} was written with different training settings "
-                              "(only steps, eval/checkpoint frequency, threads, device and "
-                              f"progress may change on resume); {advice}")
-    bad = [k for k, v in state["model"].items()
-           if torch.is_tensor(v) and v.is_floating_point() and not bool(torch.isfinite(v).all())]
-    if bad:
-        raise CheckpointError(f"checkpoint {path} holds non-finite values in {bad[0]!r}; "
-                              f"{advice}")
-    try:
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        torch.set_rng_state(state["torch_rng"])
-    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint {path} does not fit this model and optimizer "
-                              f"({str(exc)[:300]}): {advice}") from None
-    if state.get("cuda_rng") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda_rng"])
-    return {**meta, "history": hist, "evals": evals}
 
 
 # ------------------------------------------------------------------------------------ train
@@ -790,14 +267,6 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     # reported with its step from the loss, so the layers' per-call input check is off
     with torch_threads(cfg.threads), input_checks(False):
         return _train(model, data, cfg, eval_data, callback, device, started)
-
-
-def _check_finite_data(data: SequenceTask, name: str) -> None:
-    """``ValueError`` naming the first NaN/inf entry of real-valued inputs or targets."""
-    for field_name in ("inputs", "targets"):
-        arr = getattr(data, field_name)
-        if np.issubdtype(arr.dtype, np.floating):
-            check_finite(f"{name}.{field_name}", arr)
 
 
 def _train(model, data, cfg, eval_data, callback, device, started):

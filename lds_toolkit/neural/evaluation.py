@@ -1,0 +1,163 @@
+"""Scoring a model on a task: :func:`predict`, :func:`evaluate` and the loss they share with
+the training loop.
+
+Loss. Classification tasks (``data.n_classes`` set): mean cross-entropy of the logits
+``model(inputs)[b, t]`` against ``targets[b, t]`` over the masked positions
+(:func:`_batch_loss`). Regression tasks: mean squared error over those positions and the
+output channels. Accuracy (classification) and the evaluation loss are taken over
+``data.eval_mask``.
+
+Checks. :func:`predict` and :func:`evaluate` refuse a model whose parameters hold NaN or inf
+(:func:`non_finite_parameter` names the first); :func:`_check_finite_data` refuses NaN/inf
+inputs or targets; :func:`_check_model_output` refuses an output of the wrong shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .._validation import check_finite
+from ._validation import input_checks
+from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
+from .runtime import resolve_device
+from .tasks import IGNORE_INDEX, SequenceTask
+
+
+def _batch_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, kind: str):
+    """Mean loss over the masked positions (classification: cross-entropy; regression: MSE)."""
+    if kind == "classification":
+        labels = torch.where(mask, targets, torch.full_like(targets, IGNORE_INDEX))
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), labels.reshape(-1),
+                               ignore_index=IGNORE_INDEX)
+    err = (out - targets) ** 2
+    m = mask.unsqueeze(-1).to(err.dtype)
+    return (err * m).sum() / (m.sum() * err.shape[-1]).clamp_min(1)
+
+
+def _correct(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> tuple[int, int]:
+    pred = out.argmax(dim=-1)
+    return int(((pred == targets) & mask).sum()), int(mask.sum())
+
+
+def _check_model_output(out: torch.Tensor, data: SequenceTask, tens: _Tensors):
+    b, length = tens.inputs.shape[:2]
+    if data.kind == "classification":
+        want = f"(batch={b}, length={length}, n_classes>={data.n_classes})"
+        ok = out.ndim == 3 and out.shape[:2] == (b, length) and out.shape[-1] >= data.n_classes
+    else:
+        d = data.targets.shape[-1]
+        want = f"(batch={b}, length={length}, {d})"
+        ok = out.ndim == 3 and tuple(out.shape) == (b, length, d)
+    if not ok:
+        raise ValueError(f"model output must have shape {want} for task {data.name!r}, "
+                         f"got {tuple(out.shape)}")
+
+
+def non_finite_parameter(model: nn.Module) -> str | None:
+    """Name of the first parameter or floating buffer of ``model`` holding NaN or inf
+    (``None`` when all are finite)."""
+    for name, t in (*model.named_parameters(), *model.named_buffers()):
+        if t.is_floating_point() or t.is_complex():
+            if not bool(torch.isfinite(t).all()):
+                return name
+    return None
+
+
+def _require_finite_parameters(model: nn.Module, what: str) -> None:
+    name = non_finite_parameter(model)
+    if name is not None:
+        raise ValueError(f"{what}: the model's parameter {name!r} holds NaN or inf values (a "
+                         "diverged training run?); its outputs would be meaningless. Reload "
+                         "the last good checkpoint or train again with a lower lr")
+
+
+@torch.no_grad()
+def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
+            device: str | torch.device | None = None) -> np.ndarray:
+    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad).
+
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters,
+    and ``FloatingPointError`` naming the first position when an output is not finite.
+    """
+    _require_finite_parameters(model, "predict")
+    _check_finite_data(data, "data")
+    dev = resolve_device(device) if device is not None else next(model.parameters()).device
+    tens = as_tensors(data, dtype=_param_dtype(model))
+    was_training = model.training
+    model.eval()
+    try:
+        outs = []
+        with input_checks(False):  # the data are checked above, the outputs below
+            for i in range(0, len(data), batch_size):
+                outs.append(model(tens.inputs[i:i + batch_size].to(dev)).float().cpu())
+    finally:
+        model.train(was_training)
+    out = torch.cat(outs).numpy()
+    if not np.all(np.isfinite(out)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(out))[0])
+        raise FloatingPointError(
+            f"predict: the model's output is not finite at sequence {idx[0]}, position "
+            f"{idx[1] if len(idx) > 1 else 0} (value {out[idx]}) although its parameters and "
+            "inputs are finite; typically its parameters grew too large in a diverged run")
+    return out
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
+             device: str | torch.device | None = None, crop: bool = False) -> dict[str, float]:
+    """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
+
+    The loss is the mean over all scored positions of the whole set (not a mean of batch
+    means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
+    cut after its last scored position; the same numbers up to round-off, less padding.
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters.
+    """
+    _require_finite_parameters(model, "evaluate")
+    dev = resolve_device(device) if device is not None else next(model.parameters()).device
+    tens = as_tensors(data, dtype=_param_dtype(model))
+    was_training = model.training
+    model.eval()
+    total = count = correct = 0.0
+    if crop:
+        lengths = scored_lengths(data)
+        order = np.argsort(lengths, kind="stable")
+    try:
+        for i in range(0, len(data), batch_size):
+            if crop:
+                sl = torch.as_tensor(order[i:i + batch_size])
+                cut = max(int(lengths[order[i:i + batch_size]].max()), 1)
+            else:
+                sl, cut = slice(i, i + batch_size), tens.inputs.shape[1]
+            x, y, m = (tens.inputs[sl][:, :cut].to(dev), tens.targets[sl][:, :cut].to(dev),
+                       tens.eval_mask[sl][:, :cut].to(dev))
+            out = model(x)
+            if i == 0:
+                _check_model_output(out, data, _Tensors(x, y, m, m))
+            n_pos = int(m.sum())
+            if n_pos == 0:
+                continue
+            if data.kind == "classification":
+                c, _ = _correct(out, y, m)
+                correct += c
+                total += float(_batch_loss(out, y, m, data.kind)) * n_pos
+                count += n_pos
+            else:
+                d = y.shape[-1]
+                total += float(_batch_loss(out.to(y.dtype), y, m, data.kind)) * n_pos * d
+                count += n_pos * d
+    finally:
+        model.train(was_training)
+    loss = total / count if count else float("nan")
+    acc = correct / count if (count and data.kind == "classification") else float("nan")
+    return {"loss": float(loss), "accuracy": float(acc)}
+
+
+def _check_finite_data(data: SequenceTask, name: str) -> None:
+    """``ValueError`` naming the first NaN/inf entry of real-valued inputs or targets."""
+    for field_name in ("inputs", "targets"):
+        arr = getattr(data, field_name)
+        if np.issubdtype(arr.dtype, np.floating):
+            check_finite(f"{name}.{field_name}", arr)
