@@ -36,12 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice
-
-#: The three scales of every experiment: ``"quick"`` (CI, a CPU minute), ``"medium"``
-#: (CPU evidence: trained to a plateau where training is involved; the neural set within
-#: an hour on 2 cores) and ``"paper"`` (the papers' sizes; the neural ones want a GPU).
-SCALES = ("quick", "medium", "paper")
+from .claims import evaluate_claim, format_value
+from .scales import SCALES as SCALES  # re-exported: the scales' historical home
+from .scales import by_scale as by_scale
+from .scales import check_scale as check_scale
 
 _REGISTRY: dict[str, Experiment] = {}
 _UNAVAILABLE: dict[str, str] = {}
@@ -85,8 +83,6 @@ class Experiment(ABC):
     def headline(self, summary: dict[str, Any]) -> list[str]:
         """A few lines the command line prints after a run: by default each declared claim
         with its number and verdict (see :mod:`lds_toolkit.experiments.claims`)."""
-        from .claims import evaluate_claim, format_value
-
         lines = []
         for claim in self.claims:
             res = evaluate_claim(claim, summary)
@@ -116,19 +112,6 @@ class Experiment(ABC):
 
     def __repr__(self) -> str:
         return f"<Experiment {self.name!r}>"
-
-
-def by_scale(scale: str, *, quick, medium, paper):
-    """The value for ``scale``: ``by_scale(scale, quick=2**10, medium=2**14, paper=2**14)``."""
-    check_scale(scale)
-    return {"quick": quick, "medium": medium, "paper": paper}[scale]
-
-
-def check_scale(scale) -> str:
-    """``scale`` if it is one of :data:`SCALES`, else ``ValueError`` naming the choices."""
-    if not isinstance(scale, str):
-        raise TypeError(f"scale must be one of {list(SCALES)}, got {type(scale).__name__}")
-    return check_choice("scale", scale, SCALES)
 
 
 def register(cls):

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import SCALES
+from .scales import SCALES
 
 OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
 #: Verdicts of :func:`evaluate_claim`.

@@ -33,9 +33,10 @@ from .._atomic import remove_temporaries
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._validation import check_int
-from .base import Experiment, check_scale, get_experiment
+from .base import Experiment, get_experiment
 from .outputs import RunLock, check_output_dir, write_outputs
 from .overrides import apply_overrides
+from .scales import check_scale
 from .store import TaskStore, task_key
 from .sweep import SweepStats, check_jobs, run_sweep
 from .version import code_version

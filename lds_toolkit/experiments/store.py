@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_bytes, remove_temporaries
-from . import _codec
+from ._codec import decode, encode
 
 FORMAT = "lds_toolkit-task"
 FORMAT_VERSION = 1
@@ -138,7 +138,7 @@ class TaskStore:
         under ``key``: the arrays first, then the JSON record, each atomically."""
         if not isinstance(key, TaskKey):
             raise TypeError(f"key must be a TaskKey (see task_key), got {type(key).__name__}")
-        tree, arrays = _codec.encode(value)
+        tree, arrays = encode(value)
         record: dict[str, Any] = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "key": {**key.record(), "code_version": self.code_version},
@@ -204,7 +204,7 @@ class TaskStore:
                                      f"current one is {self.code_version}")
         arrays = self._load_arrays(npz_path, record.get("arrays"))
         try:
-            return _codec.decode(record.get("result"), arrays)
+            return decode(record.get("result"), arrays)
         except (ValueError, TypeError) as exc:
             raise StoredTaskRejected(json_path, f"malformed result ({exc})") from None
 
