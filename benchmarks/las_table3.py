@@ -34,7 +34,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import measure, table  # noqa: E402
 
-from lds_toolkit.experiments.catalog.neural_las import layer_options, scale_config  # noqa: E402
+from lds_toolkit.experiments.catalog.las_ablation import layer_options, scale_config  # noqa: E402
 from lds_toolkit.neural import LaSAttention  # noqa: E402
 from lds_toolkit.neural._las_core import alibi_bias, causal_weighted_pool  # noqa: E402
 from lds_toolkit.neural._las_reference import las_attention_dense  # noqa: E402

@@ -22,25 +22,27 @@ An experiment also declares the paper claims it tests (``claims``, a tuple of
 :class:`~lds_toolkit.experiments.claims.Claim`): the tests, ``lds-toolkit report`` and the
 docs' reproduction table all read them.
 
-Register with the :func:`register` decorator on a module inside
-``lds_toolkit/experiments/catalog/``; modules there are discovered automatically (a module
+Register with the :func:`register` decorator in a module of ``lds_toolkit/experiments/catalog/``
+named after the experiment and listed in its ``EXPERIMENT_MODULES`` (see
+:mod:`lds_toolkit.experiments.catalog`); :func:`discover` imports the listed modules (a module
 whose optional dependency, e.g. torch, is missing is listed as unavailable with the reason).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
 
+from .catalog import EXPERIMENT_MODULES
 from .claims import evaluate_claim, format_value
 from .scales import SCALES as SCALES  # re-exported: the scales' historical home
 from .scales import by_scale as by_scale
 from .scales import check_scale as check_scale
 
+_CATALOG = f"{__package__}.catalog"
 _REGISTRY: dict[str, Experiment] = {}
 _UNAVAILABLE: dict[str, str] = {}
 _DISCOVERED = False
@@ -129,21 +131,17 @@ def register(cls):
 
 
 def discover() -> None:
-    """Import every module of ``lds_toolkit.experiments.catalog`` (once)."""
+    """Import every module listed in
+    :data:`lds_toolkit.experiments.catalog.EXPERIMENT_MODULES` (once)."""
     global _DISCOVERED
     if _DISCOVERED:
         return
-    from . import catalog
-
-    for mod in pkgutil.iter_modules(catalog.__path__):
-        if mod.name.startswith("_"):
-            continue
-        full = f"{catalog.__name__}.{mod.name}"
+    for module in EXPERIMENT_MODULES.values():
         try:
-            importlib.import_module(full)
+            importlib.import_module(f"{_CATALOG}.{module}")
         except ModuleNotFoundError as exc:  # optional dependency missing (e.g. torch)
             if exc.name and exc.name.split(".")[0] in ("torch", "dask", "distributed", "cvxpy"):
-                _UNAVAILABLE[mod.name] = f"needs {exc.name} (pip install 'lds_toolkit[nn]')"
+                _UNAVAILABLE[module] = f"needs {exc.name} (pip install 'lds_toolkit[nn]')"
             else:
                 raise
     _DISCOVERED = True

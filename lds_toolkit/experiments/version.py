@@ -7,7 +7,7 @@ SHA-256 over
 * the source of every module of ``lds_toolkit`` (and of the experiment's own top-level
   package, e.g. a test package) that this module imports, followed transitively through
   their own ``import`` statements (read with :mod:`ast`, also inside functions), so the
-  shared ``lengen_common.py`` / ``neural_common.py`` and the library code an experiment calls
+  shared ``_lengen_common.py`` / ``_neural_common.py`` and the library code an experiment calls
   (filters, learners, layers, training loop, numba cores) are all covered,
 * :mod:`lds_toolkit.experiments.sweep` (it derives each task's random stream), and
 * the versions of the numerical libraries the closure imports (numpy, scipy, numba, torch,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from lds_toolkit.experiments import list_experiments
-from lds_toolkit.experiments.catalog.lengen_common import choose_step_size
+from lds_toolkit.experiments.catalog._lengen_common import choose_step_size
 from lds_toolkit.learning import SpectralFiltering
 from lds_toolkit.systems import LDS, simulate
 

@@ -258,14 +258,14 @@ def test_a_changed_code_version_invalidates_stored_tasks(tmp_path, monkeypatch):
 
 
 def test_code_version_covers_the_shared_modules_of_the_catalog():
-    closure = module_closure("lds_toolkit.experiments.catalog.lengen_regret")[0]
-    for mod in ("lds_toolkit.experiments.catalog.lengen_common", "lds_toolkit.learning.filters",
+    closure = module_closure("lds_toolkit.experiments.catalog.regret_scaling")[0]
+    for mod in ("lds_toolkit.experiments.catalog._lengen_common", "lds_toolkit.learning.filters",
                 "lds_toolkit.learning.learners", "lds_toolkit.experiments.sweep"):
         assert mod in closure, mod
     neural = list_experiments().get("nss-s4")
     if neural is not None:
         closure = module_closure(type(neural).__module__)[0]
-        for mod in ("lds_toolkit.experiments.catalog.neural_common",
+        for mod in ("lds_toolkit.experiments.catalog._neural_common",
                     "lds_toolkit.neural.training", "lds_toolkit.neural.s4"):
             assert mod in closure, mod
 

@@ -219,7 +219,7 @@ def test_regret_scaling_case_that_broke_the_dual_solver():
     from scipy.optimize import lsq_linear
 
     from lds_toolkit.experiments import get_experiment
-    from lds_toolkit.experiments.catalog import lengen_common as lc
+    from lds_toolkit.experiments.catalog import _lengen_common as lc
     from lds_toolkit.experiments.runner import build_config
     from lds_toolkit.experiments.sweep import task_rng
 

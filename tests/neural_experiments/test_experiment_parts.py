@@ -34,7 +34,7 @@ def test_all_neural_experiments_are_registered_for_torch_threads():
 
 
 def test_query_split_matches_a_naive_loop():
-    from lds_toolkit.experiments.catalog.neural_recall import query_split
+    from lds_toolkit.experiments.catalog.assoc_recall import query_split
 
     for length, chunk in ((1024, 32), (1001, 32), (100, 7), (30, 30), (30, 1)):
         task = associative_recall(300, length, rng=length)
@@ -51,7 +51,7 @@ def test_query_split_matches_a_naive_loop():
 
 
 def test_wilson_lower_bound():
-    from lds_toolkit.experiments.catalog.neural_recall import wilson_lower
+    from lds_toolkit.experiments.catalog.assoc_recall import wilson_lower
 
     assert wilson_lower(0, 0) != wilson_lower(0, 0)  # NaN
     assert wilson_lower(50, 100) == pytest.approx(0.4038, abs=1e-4)  # textbook value
@@ -60,7 +60,7 @@ def test_wilson_lower_bound():
 
 
 def test_focus_variants_and_their_chunks():
-    from lds_toolkit.experiments.catalog.neural_recall import build_model, chunk_length
+    from lds_toolkit.experiments.catalog.assoc_recall import build_model, chunk_length
 
     cfg = build_config(get_experiment("assoc-recall"), scale="medium")
     for name, length, want in (("focus", 4096, 32), ("focus-nc", 4096, 128),
@@ -81,7 +81,7 @@ def test_query_predictions_do_not_depend_on_the_evaluation_batch(name):
     """The evaluation batch (``eval_batch_size``: 4 sequences at 4K, 128 at 30) is a speed
     choice: a layer mixing sequences of a batch (a norm over the batch axis, a cache kept
     between calls) would make the reported accuracy depend on it."""
-    from lds_toolkit.experiments.catalog.neural_recall import (
+    from lds_toolkit.experiments.catalog.assoc_recall import (
         build_model,
         eval_batch_size,
         query_predictions,
@@ -108,7 +108,7 @@ def test_assoc_recall_waits_longer_for_a_plateau_at_length_30():
     """The staircase curve measured at L = 30 (a Focus seed held 0.85-0.87 held-out accuracy
     for 14 evaluations before it solved the task): the medium rule at L = 30 must not call
     it flat, the shared 5-evaluation rule does; the other lengths keep the shared rule."""
-    from lds_toolkit.experiments.catalog.neural_recall import length_plateau
+    from lds_toolkit.experiments.catalog.assoc_recall import length_plateau
 
     cfg = build_config(get_experiment("assoc-recall"), scale="medium")
     staircase = [2.677, 2.656, 2.43, 0.853, 0.508, 0.458, 0.46, 0.43, 0.434, 0.427, 0.391,
@@ -129,7 +129,7 @@ def test_las_ablation_medium_rule_waits_out_the_jitter_of_its_held_out_curve():
     every 50 steps on 100 expressions) jitters by ~0.05-0.1: the shared 5-evaluation rule
     called it flat at step 1150 (loss 1.95-2.05), after which it fell to 1.67-1.79. The
     medium rule must not stop there, and must still stop once the curve is flat."""
-    from lds_toolkit.experiments.catalog.neural_common import PLATEAU, plateau_rule
+    from lds_toolkit.experiments.catalog._neural_common import PLATEAU, plateau_rule
 
     curve = [2.28, 2.329, 2.283, 2.234, 2.308, 2.301, 2.262, 2.328, 2.258, 2.194, 2.232, 2.17,
              2.151, 2.217, 2.096, 2.084, 2.043, 1.951, 2.001, 1.991, 2.029, 1.947, 2.052,
@@ -147,7 +147,7 @@ def test_las_ablation_medium_rule_waits_out_the_jitter_of_its_held_out_curve():
 
 
 def test_las_ablation_rows_are_the_table3_operators():
-    from lds_toolkit.experiments.catalog.neural_las import MODELS, layer_factory
+    from lds_toolkit.experiments.catalog.las_ablation import MODELS, layer_factory
 
     cfg = build_config(get_experiment("las-ablation"), scale="medium")
     layers = {m: layer_factory(m, cfg)(64) for m in MODELS}
@@ -163,7 +163,7 @@ def test_las_ablation_rows_are_the_table3_operators():
 
 
 def test_cross_attention_sum_sees_the_future_and_s4_alone_does_not():
-    from lds_toolkit.experiments.catalog.neural_cloze import build_model
+    from lds_toolkit.experiments.catalog.cloze import build_model
 
     cfg = {"d_model": 8, "d_state": 8, "mlp_ratio": 1.0}
     x = torch.zeros(1, 100, 1)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from lds_toolkit.experiments.catalog import neural_nss as nss
+from lds_toolkit.experiments.catalog import _nss_s4_measures as measures
+from lds_toolkit.experiments.catalog import nss_s4 as nss
 from lds_toolkit.neural.tasks import sine_fit
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -44,8 +45,8 @@ def test_weighted_volume_is_unchanged_when_the_state_is_rescaled(name):
     model = _model(name)
     u = sine_fit(30).inputs[0]
     u_pert = sine_fit(30, jitter=0.5, rng=1).inputs[0]
-    _, x, C = nss.layer_states(model, u)
-    _, xp, _ = nss.layer_states(model, u_pert)
+    _, x, C = measures.layer_states(model, u)
+    _, xp, _ = measures.layer_states(model, u_pert)
     y = model(torch.as_tensor(u[None]))
     H, N2 = C.shape
     gen = np.random.default_rng(0)
@@ -56,17 +57,17 @@ def test_weighted_volume_is_unchanged_when_the_state_is_rescaled(name):
         s = torch.as_tensor(gen.uniform(0.05, 20.0, (H, N2))
                             * np.exp(1j * gen.uniform(-np.pi, np.pi, (H, N2))))
     _rescale_state(model, s)
-    _, x2, C2 = nss.layer_states(model, u)
-    _, xp2, _ = nss.layer_states(model, u_pert)
+    _, x2, C2 = measures.layer_states(model, u)
+    _, xp2, _ = measures.layer_states(model, u_pert)
     # the rescaled layer is the same function ...
     torch.testing.assert_close(model(torch.as_tensor(u[None])), y, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(x2, x * s.numpy(), rtol=1e-9, atol=1e-12)
     # ... the weighted measures do not move, the raw volume does
-    np.testing.assert_allclose(nss.weighted_state_volume(x2, C2),
-                               nss.weighted_state_volume(x, C), rtol=1e-10)
-    assert nss.relative_state_change(x2, xp2, C2) == pytest.approx(
-        nss.relative_state_change(x, xp, C), rel=1e-10)
-    raw, raw2 = nss.state_volume(x), nss.state_volume(x2)
+    np.testing.assert_allclose(measures.weighted_state_volume(x2, C2),
+                               measures.weighted_state_volume(x, C), rtol=1e-10)
+    assert measures.relative_state_change(x2, xp2, C2) == pytest.approx(
+        measures.relative_state_change(x, xp, C), rel=1e-10)
+    raw, raw2 = measures.state_volume(x), measures.state_volume(x2)
     assert np.max(np.abs(raw2 / raw - 1)) > 0.5
 
 
@@ -74,21 +75,22 @@ def test_a_common_rescaling_leaves_the_raw_state_change_unchanged():
     model = _model("s4d")
     u = sine_fit(30).inputs[0]
     u_pert = sine_fit(30, jitter=0.5, rng=2).inputs[0]
-    _, x, _ = nss.layer_states(model, u)
-    _, xp, _ = nss.layer_states(model, u_pert)
+    _, x, _ = measures.layer_states(model, u)
+    _, xp, _ = measures.layer_states(model, u_pert)
     _rescale_state(model, torch.tensor(7.0 - 2.0j, dtype=torch.complex128))
-    _, x2, _ = nss.layer_states(model, u)
-    _, xp2, _ = nss.layer_states(model, u_pert)
-    assert nss.relative_state_change(x2, xp2) == pytest.approx(
-        nss.relative_state_change(x, xp), rel=1e-10)
-    assert nss.state_volume(x2)[-1] == pytest.approx(abs(7 - 2j) * nss.state_volume(x)[-1])
+    _, x2, _ = measures.layer_states(model, u)
+    _, xp2, _ = measures.layer_states(model, u_pert)
+    assert measures.relative_state_change(x2, xp2) == pytest.approx(
+        measures.relative_state_change(x, xp), rel=1e-10)
+    assert measures.state_volume(x2)[-1] == pytest.approx(
+        abs(7 - 2j) * measures.state_volume(x)[-1])
 
 
 @pytest.mark.parametrize("name", ["s4d", "s4", "s4+"])
 def test_recurrent_states_equal_the_layers_states_and_its_final_state(name):
     model = _model(name)
     u = np.sin(np.linspace(0, 3, 40))[:, None]
-    v, x, C = nss.layer_states(model, u)
+    v, x, C = measures.layer_states(model, u)
     layer = model.blocks[0].layer
     z = model.encoder(torch.as_tensor(u[None]))
     scan = layer.states(z)[0].detach().numpy()  # the doubling scan (S4+: after SMR)
@@ -112,7 +114,7 @@ def test_nominal_floor_is_the_expected_squared_jitter_of_the_next_sample():
     delta = np.linspace(-j * h, j * h, 2001)
     exact = np.mean([np.trapezoid((np.sin(omega * ti) - np.sin(omega * (ti + delta))) ** 2,
                                   delta) / (2 * j * h) for ti in t])
-    draws = [nss.nominal_floor(sine_fit(n, jitter=j, rng=i)) for i in range(400)]
+    draws = [measures.nominal_floor(sine_fit(n, jitter=j, rng=i)) for i in range(400)]
     assert np.mean(draws) == pytest.approx(exact, rel=0.03)
     assert exact == pytest.approx(omega**2 * (j * h) ** 2 / 3 * 0.5, rel=0.05)  # ≈ 1.05e-3
 
@@ -123,7 +125,7 @@ def test_lds_analysis_matches_the_closed_form_of_a_diagonal_layer():
     with torch.no_grad():  # two modes with Re A > 0: growing at every step
         ssm.A_real.data[0, 0] = 0.3
         ssm.A_real.data[2, 1] = 0.05
-    res = nss.lds_analysis(model, rates=[0.5, 1.0, 8.0])
+    res = measures.lds_analysis(model, rates=[0.5, 1.0, 8.0])
     dt = torch.exp(ssm.log_dt).detach().numpy()
     a = torch.complex(ssm.A_real, ssm.A_imag).detach().numpy()
 
@@ -141,7 +143,7 @@ def test_lds_analysis_matches_the_closed_form_of_a_diagonal_layer():
     assert res["certified_rho"] == pytest.approx(max(moduli(1.0)[h].max() for h in stable),
                                                  rel=1e-8)
     assert np.isnan(res["memory_length"][0]) and np.isfinite(res["memory_length"][1])
-    assert nss.nss_threshold(100) == pytest.approx(10 ** 0.06)
+    assert measures.nss_threshold(100) == pytest.approx(10 ** 0.06)
 
 
 def test_gradient_sum_is_the_sum_of_every_parameter_gradient():

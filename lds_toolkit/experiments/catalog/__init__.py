@@ -1,6 +1,42 @@
-"""Registered experiments: every module here is imported by ``discover()``.
+"""Registered experiments: one module per experiment, named after it.
 
-Add a module with an :class:`~lds_toolkit.experiments.Experiment` subclass decorated with
-:func:`~lds_toolkit.experiments.register`; modules needing torch are imported lazily and
-listed as unavailable when torch is missing.
+The experiment ``NAME`` lives in ``catalog/NAME_with_underscores.py`` (``lds-toolkit
+reproduce lengen-region-a`` runs :mod:`.lengen_region_a`); :data:`EXPERIMENT_MODULES` lists
+them and :func:`~lds_toolkit.experiments.base.discover` imports exactly those. Code shared by
+several experiments lives in private modules whose names start with an underscore and say
+what they hold:
+
+* :mod:`._lengen_common`: the length-generalization protocol (systems, streams, step-size
+  choice, learning task, summaries and plots), used by the ``lengen-*``, ``regret-scaling``,
+  ``lds-impulse`` and ``lds-streams`` experiments;
+* :mod:`._lengen_learning`: the experiment class Figures 2-4 share (``lengen-region-a``,
+  ``lengen-region-b``, ``lengen-alg2``);
+* :mod:`._neural_common`: what the torch experiments share (device and threads, seeds,
+  scales, the plateau rule, reductions over seeds);
+* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures.
+
+To add an experiment: write ``catalog/NAME_with_underscores.py`` with an
+:class:`~lds_toolkit.experiments.Experiment` subclass decorated with
+:func:`~lds_toolkit.experiments.register`, and add ``"NAME": "NAME_with_underscores"`` to
+:data:`EXPERIMENT_MODULES`. Modules needing torch are listed as unavailable when torch is
+missing. This file imports no experiment module: the mapping can be read without paying for
+any of them.
 """
+
+#: Registered name -> module of this package defining it, cheapest quick run first (the
+#: numpy experiments, then the torch ones by their committed quick run time).
+EXPERIMENT_MODULES: dict[str, str] = {
+    "lengen-regions": "lengen_regions",
+    "lds-impulse": "lds_impulse",
+    "lengen-region-a": "lengen_region_a",
+    "lengen-region-b": "lengen_region_b",
+    "lengen-alg2": "lengen_alg2",
+    "nss-etc": "nss_etc",
+    "regret-scaling": "regret_scaling",
+    "induction-heads": "induction_heads",
+    "cloze": "cloze",
+    "nss-s4": "nss_s4",
+    "lds-streams": "lds_streams",
+    "assoc-recall": "assoc_recall",
+    "las-ablation": "las_ablation",
+}

@@ -16,7 +16,7 @@ import numpy as np
 from ...systems import eigenvalue_regions
 from ..base import Experiment, register
 from ..plotting import COLORS, figure, save_figure
-from .lengen_common import Q_VALUES, context_length, qkey
+from ._lengen_common import Q_VALUES, context_length, qkey
 
 
 def _bad_share(T, q, region_q):

@@ -21,7 +21,7 @@ import numpy as np
 from ...systems import eigenvalue_regions, random_lds, simulate
 from ..base import Experiment, register
 from ..plotting import COLORS, band, figure, save_figure
-from .lengen_common import context_length, qkey
+from ._lengen_common import context_length, qkey
 
 REGIONS = ("A-left", "B", "A-right")
 

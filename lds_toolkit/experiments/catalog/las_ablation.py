@@ -58,7 +58,7 @@ from ...neural.training import evaluate, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
-from .neural_common import (
+from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
     by_model,

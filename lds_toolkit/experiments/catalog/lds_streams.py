@@ -3,7 +3,7 @@ r"""``lds-streams``: neural sequence layers and the online learners on the same 
 For each seed and region (A: half the eigenvalues from each part of Region A; B: all in
 Region B; regions of :func:`lds_toolkit.systems.eigenvalue_regions` with q = 7/8 and horizon
 T = 4 × the training length), one random symmetric LDS is drawn as in the
-length-generalization experiments (:mod:`.lengen_common`). Then:
+length-generalization experiments (:mod:`._lengen_common`). Then:
 
 * **Neural models** (S4, S4+, STU, Focus, LaS and a causal transformer) are trained on
   next-output prediction (:func:`lds_toolkit.neural.tasks.lds_next_output`, outputs by
@@ -40,10 +40,11 @@ from ...learning import LastValue, LearnerDivergedError
 from ...neural import SequenceModel
 from ...neural.tasks import SequenceTask, lds_next_output
 from ...neural.training import predict, train
-from ..base import by_scale, register
+from ..base import register
 from ..plotting import figure, save_figure, smooth
-from .lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
-from .neural_common import (
+from ..scales import by_scale
+from ._lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
+from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
     plateau_rule,

@@ -35,10 +35,11 @@ from torch import nn
 from ...neural import S4, SelfAttention, SequenceModel
 from ...neural.tasks import cloze
 from ...neural.training import evaluate, predict, train
-from ..base import by_scale, register
+from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
-from .neural_common import (
+from ..scales import by_scale
+from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
     by_model,

@@ -41,10 +41,11 @@ import numpy as np
 from ...neural import SequenceModel
 from ...neural.tasks import induction_heads
 from ...neural.training import evaluate, predict, train
-from ..base import by_scale, register
+from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
-from .neural_common import (
+from ..scales import by_scale
+from ._neural_common import (
     NeuralExperiment,
     plateau_rule,
     spread,

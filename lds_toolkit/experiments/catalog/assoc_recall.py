@@ -55,7 +55,7 @@ from ...neural.training import train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
-from .neural_common import (
+from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
     plateau_rule,

@@ -2,7 +2,7 @@
 
 Four setups — Algorithm 1 and Algorithm 2, each on Region A and on Region B systems (regions
 of :func:`~lds_toolkit.systems.eigenvalue_regions` at that T, q = 7/8; n, k, inputs, data
-convention and radius as in :mod:`.lengen_common`) — and contexts T^q for q in
+convention and radius as in :mod:`._lengen_common`) — and contexts T^q for q in
 ``q_values``. For each horizon T of the sweep and each seed, on one test stream:
 
 ``regret``
@@ -40,7 +40,7 @@ from ...learning.regret import asymmetric_regret, loglog_slope
 from ..base import Experiment, register
 from ..claims import Claim
 from ..plotting import figure, save_figure
-from .lengen_common import ALGORITHMS, context_length, draw_system, qkey, streams
+from ._lengen_common import ALGORITHMS, context_length, draw_system, qkey, streams
 
 SETUPS = {"alg1-regionA": (1, "A"), "alg1-regionB": (1, "B"),
           "alg2-regionA": (2, "A"), "alg2-regionB": (2, "B")}

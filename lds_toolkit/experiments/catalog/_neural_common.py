@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from ...neural.training import Plateau, resolve_device, torch_threads
-from ..base import Experiment, check_scale
+from ..base import Experiment
+from ..scales import check_scale
 
 #: Most intra-op threads a neural task uses (the reference machine has 2 cores).
 MAX_THREADS = 2
