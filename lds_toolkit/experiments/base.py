@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .catalog import EXPERIMENT_MODULES
-from .claims import evaluate_claim, format_value
+from .claims import evaluate_claim
 from .scales import SCALES as SCALES  # re-exported: the scales' historical home
 from .scales import by_scale as by_scale
 from .scales import check_scale as check_scale
@@ -91,7 +91,8 @@ class Experiment(ABC):
             if res.verdict == "not run":
                 continue
             expected = "" if res.expected else f", not expected at {res.scale}"
-            lines.append(f"{claim.where} [{claim.id}]: {format_value(res.value)} "
+            sep = "; test: " if claim.per_seed else " "
+            lines.append(f"{claim.where} [{claim.id}]: {res.describe_value()}{sep}"
                          f"{claim.describe_test()} -> {res.verdict}{expected}")
         return lines
 

@@ -25,6 +25,21 @@ Comparisons (``op``)
 ``"is"``
     Equality with ``threshold`` (booleans, strings, integers).
 
+Claims on the per-seed distribution (``per_seed=True``)
+------------------------------------------------------
+A mean over seeds can be decided by one lucky seed. With ``per_seed=True`` the ``quantity``
+path gives one entry per seed (a number, or a list such as the ratios by q) and the claim is
+judged on their distribution:
+
+* the **median** over seeds (element-wise for lists) must satisfy the comparison, and
+* the **share** of seeds whose own entry satisfies it must be at least ``min_share``;
+
+the result also carries a **bootstrap 95 % interval** of the median (percentile bootstrap,
+:data:`BOOTSTRAP_RESAMPLES` resamples from a fixed seed, so the same numbers always give the
+same interval) and how many seeds hold, which the report and the docs quote as
+``median [low, high], k of n seeds``. A seed whose entry is missing or not finite counts as
+not holding and is left out of the median.
+
 A claim states a paper's claim at its true size. It never bounds a model's quality from
 above to make a failure pass: a claim the toolkit does not reproduce at some scale is not
 declared for that scale, and the report shows it as failing where it was measured.
@@ -38,11 +53,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .scales import SCALES
 
 OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
 #: Verdicts of :func:`evaluate_claim`.
 HOLDS, FAILS, NOT_RUN = "holds", "fails", "not run"
+#: Resamples of the percentile bootstrap of a per-seed median (fixed seed: deterministic).
+BOOTSTRAP_RESAMPLES = 4000
+_BOOTSTRAP_SEED = 20_241_126
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,13 @@ class Claim:
         Path to the per-seed values of the quantity, shown as a min–max spread.
     note : str
         What the threshold means or why it has this size.
+    per_seed : bool
+        ``quantity`` gives one entry per seed and the claim is judged on their distribution:
+        the median satisfies the comparison and at least ``min_share`` of the seeds do (see
+        the module docstring). ``spread`` defaults to the same values.
+    min_share : float
+        Least share of seeds (in (0, 1]) on which the comparison must hold; only with
+        ``per_seed``.
     """
 
     id: str
@@ -85,6 +112,8 @@ class Claim:
     scales: tuple[str, ...] = ("quick", "medium", "paper")
     spread: str | None = None
     note: str = ""
+    per_seed: bool = False
+    min_share: float = 0.5
 
     def __post_init__(self):
         if self.op not in OPS:
@@ -101,9 +130,23 @@ class Claim:
                                          and len(self.threshold) == 2):
             raise ValueError(f"Claim {self.id!r}: 'between' needs threshold=(low, high), "
                              f"got {self.threshold!r}")
+        if not isinstance(self.per_seed, bool):
+            raise TypeError(f"Claim {self.id!r}: per_seed must be True or False, "
+                            f"got {self.per_seed!r}")
+        if (isinstance(self.min_share, bool) or not isinstance(self.min_share, int | float)
+                or not 0 < self.min_share <= 1):
+            raise ValueError(f"Claim {self.id!r}: min_share must be a number in (0, 1], "
+                             f"got {self.min_share!r}")
 
     def describe_test(self) -> str:
-        """``"quantity op threshold"`` in words, for tables."""
+        """``"quantity op threshold"`` in words, for tables (per-seed claims: ``"median >= 3,
+        on >= 75 % of seeds"``)."""
+        test = self._describe_comparison()
+        if self.per_seed:
+            return f"median {test}, on ≥ {100 * self.min_share:.0f} % of seeds"
+        return test
+
+    def _describe_comparison(self) -> str:
         if self.op == "between":
             lo, hi = self.threshold
             return f"in [{_fmt(lo)}, {_fmt(hi)}]"
@@ -126,6 +169,9 @@ class ClaimResult:
     scale: str | None = None
     message: str = ""
     extra: dict = field(default_factory=dict)
+    interval: Any = None
+    share: float | None = None
+    n_seeds: int | None = None
 
     @property
     def expected(self) -> bool:
@@ -139,7 +185,21 @@ class ClaimResult:
                 "verdict": self.verdict, "value": self.value,
                 "spread": None if self.spread is None else list(self.spread),
                 "scale": self.scale, "expected_at_scale": self.expected,
-                "message": self.message}
+                "message": self.message, "per_seed": c.per_seed,
+                "interval": _plain(self.interval), "share": self.share,
+                "n_seeds": self.n_seeds}
+
+    def describe_value(self) -> str:
+        """Our number, short: ``"4.7"``, or for a per-seed claim
+        ``"median 4.7 [3.1, 8.2], 14 of 16 seeds"``."""
+        if self.n_seeds is None:
+            return format_value(self.value)
+        text = f"median {format_value(self.value)}"
+        if self.interval is not None:
+            lo, hi = self.interval
+            text += f" [{format_value(lo)}, {format_value(hi)}]"
+        held = round((self.share or 0.0) * self.n_seeds)
+        return f"{text}, {held} of {self.n_seeds} seeds"
 
 
 class PathError(KeyError):
@@ -210,6 +270,8 @@ def evaluate_claim(claim: Claim, summary: Mapping[str, Any] | None) -> ClaimResu
     except PathError as exc:
         return ClaimResult(claim, NOT_RUN, scale=scale,
                            message=f"quantity missing from this run: {exc}")
+    if claim.per_seed:
+        return _evaluate_per_seed(claim, value, summary, scale)
     spread = None
     if claim.spread is not None:
         try:
@@ -221,6 +283,74 @@ def evaluate_claim(claim: Claim, summary: Mapping[str, Any] | None) -> ClaimResu
             spread = None
     ok = _compare(claim.op, value, claim.threshold)
     return ClaimResult(claim, HOLDS if ok else FAILS, value=value, spread=spread, scale=scale)
+
+
+def _evaluate_per_seed(claim: Claim, entries, summary, scale) -> ClaimResult:
+    """Judge ``claim`` on the per-seed ``entries`` (see the module docstring)."""
+    if not isinstance(entries, list) or not entries:
+        return ClaimResult(claim, FAILS, value=entries, scale=scale,
+                           message="per-seed quantity is not a non-empty list")
+    holds = [_compare(claim.op, e, claim.threshold) for e in entries]
+    share = float(np.mean(holds))
+    ok_entries = [e for e in entries if _finite_entry(e)]
+    median = interval = None
+    if ok_entries:
+        arr = np.asarray(ok_entries, dtype=float)  # (seeds,) or (seeds, m)
+        median = np.median(arr, axis=0)
+        interval = bootstrap_median_interval(arr)
+        median = median.tolist() if median.ndim else float(median)
+    spread = None
+    source = entries
+    if claim.spread is not None:
+        try:
+            source = lookup(summary, claim.spread)
+        except PathError:
+            source = entries
+    vals = [float(v) for v in _flatten(source)
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
+    if vals:
+        spread = (min(vals), max(vals))
+    ok = (median is not None and _compare(claim.op, median, claim.threshold)
+          and share >= claim.min_share)
+    return ClaimResult(claim, HOLDS if ok else FAILS, value=median, spread=spread, scale=scale,
+                       interval=interval, share=share, n_seeds=len(entries),
+                       message=f"holds on {sum(holds)} of {len(entries)} seeds")
+
+
+def _finite_entry(e) -> bool:
+    if isinstance(e, list):
+        return bool(e) and all(_finite_entry(x) for x in e)
+    return (isinstance(e, int | float) and not isinstance(e, bool) and math.isfinite(e))
+
+
+def bootstrap_median_interval(values, level: float = 0.95,
+                              resamples: int = BOOTSTRAP_RESAMPLES):
+    """Percentile-bootstrap interval of the median over the first axis of ``values``.
+
+    Resamples the seeds with replacement ``resamples`` times (a generator with a fixed seed:
+    the same values always give the same interval) and returns the ``(1 - level) / 2`` and
+    ``(1 + level) / 2`` quantiles of the resampled medians: ``(low, high)`` as floats for
+    1-D ``values``, as lists (one entry per column) for 2-D ones. One seed gives
+    ``(v, v)``.
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim not in (1, 2) or arr.shape[0] == 0:
+        raise ValueError(f"values must be (seeds,) or (seeds, m) with seeds >= 1, "
+                         f"got shape {arr.shape}")
+    rng = np.random.default_rng(_BOOTSTRAP_SEED)
+    idx = rng.integers(0, arr.shape[0], size=(resamples, arr.shape[0]))
+    meds = np.median(arr[idx], axis=1)  # (resamples,) or (resamples, m)
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(meds, [a, 1.0 - a], axis=0)
+    if arr.ndim == 1:
+        return (float(lo), float(hi))
+    return (lo.tolist(), hi.tolist())
+
+
+def _plain(x):
+    if isinstance(x, tuple):
+        return [_plain(v) for v in x]
+    return x
 
 
 def _flatten(v):
@@ -242,3 +372,8 @@ def _fmt(x) -> str:
 def format_value(value) -> str:
     """A claim's number(s), short."""
     return _fmt(value)
+
+
+def describe_value(result: ClaimResult) -> str:
+    """:meth:`ClaimResult.describe_value` (for callers holding only the result)."""
+    return result.describe_value()

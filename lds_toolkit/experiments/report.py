@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import list_experiments
-from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
+from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim
 from .outputs import file_digest
 
 
@@ -103,7 +103,7 @@ def _spread_text(result: ClaimResult) -> str:
 
 def _cells(row: ReportRow) -> list[str]:
     r, c = row.result, row.result.claim
-    value = "" if r.verdict == NOT_RUN else format_value(r.value)
+    value = "" if r.verdict == NOT_RUN else r.describe_value()
     return [row.experiment, f"{c.paper}, {c.where}", c.statement, value, _spread_text(r),
             c.describe_test(), r.scale or "", row.verdict]
 
@@ -154,7 +154,7 @@ def _scale_cell(row: ReportRow) -> str:
         return "—"
     spread = _spread_text(r)
     verdict = r.verdict if r.expected else f"{r.verdict} (not expected at this scale)"
-    return f"**{verdict}**<br>{format_value(r.value)}" + (f" (seeds {spread})" if spread else "")
+    return f"**{verdict}**<br>{r.describe_value()}" + (f" (seeds {spread})" if spread else "")
 
 
 def reproduction_table(roots: Mapping[str, str | Path],
