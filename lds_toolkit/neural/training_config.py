@@ -55,6 +55,28 @@ class Plateau:
     associative recall shows) is not a plateau; such a run trains to its step budget and
     is recorded as not plateaued. The figure shows every curve.
 
+    **Noise-aware test** (``confidence`` :math:`z > 0`). The best-of-window comparison
+    above can fire on a curve that is still improving when the evaluation is noisy: one
+    lucky low evaluation before the window is enough. With :math:`z > 0` the test compares
+    window *means* and asks for the improvement to be small beyond the evaluation's own
+    measured noise. With :math:`a` the mean of the :math:`w` values before the last
+    :math:`w` and :math:`b` the mean of the last :math:`w`, the improvement is
+    :math:`d = a - b` (loss; :math:`b - a` for the accuracy). The noise
+    :math:`\hat\sigma` of one evaluation is measured on the curve itself: the standard
+    deviation of the residuals of a least-squares line through those :math:`2w` values
+    (:math:`2w - 2` degrees of freedom), so :math:`d` has standard error
+    :math:`s = \hat\sigma \sqrt{2 / w}`. The curve has plateaued when
+
+    .. math::
+
+        d + z\, s < \delta\, |a| \;\text{(loss)}, \qquad d + z\, s < \delta
+        \;\text{(accuracy)},
+
+    i.e. the improvement is below the tolerance even at the upper end of its noise band.
+    An improvement the evaluation cannot resolve never declares a plateau: a noisy run that
+    is still improving trains on (to its budget if the noise never shrinks), and
+    :meth:`noise` reports :math:`\hat\sigma` so that a page can state it.
+
     Parameters
     ----------
     window : int, default 5
@@ -68,6 +90,10 @@ class Plateau:
     min_gain : float, default 0.0
         No plateau before the best value has improved on the first evaluation by this much
         (relative for the loss, absolute for the accuracy).
+    confidence : float, default 0.0
+        :math:`z` of the noise-aware test (0: the best-of-window test). 2 asks the
+        improvement to be below the tolerance at about 97.7 % one-sided confidence under
+        Gaussian evaluation noise.
 
     Examples
     --------
@@ -76,6 +102,11 @@ class Plateau:
     4
     >>> rule.reached([2.0, 1.0, 0.6])
     False
+    >>> flat = Plateau(window=3, min_delta=0.02, confidence=2.0)
+    >>> flat.reached([2.0, 1.0, 0.600, 0.598, 0.601, 0.599, 0.600, 0.600])
+    True
+    >>> flat.reached([2.0, 1.0, 0.60, 0.58, 0.61, 0.59, 0.60, 0.60])  # noise 0.011: unresolved
+    False
     """
 
     window: int = 5
@@ -83,9 +114,11 @@ class Plateau:
     metric: str = "loss"
     min_evals: int = 0
     min_gain: float = 0.0
+    confidence: float = 0.0
 
     def __post_init__(self):
         check_int("Plateau.window", self.window, 1)
+        check_real("Plateau.confidence", self.confidence, low=0.0, high=10.0)
         check_int("Plateau.min_evals", self.min_evals, 0)
         for name in ("min_delta", "min_gain"):
             value = getattr(self, name)
@@ -106,13 +139,40 @@ class Plateau:
             v = np.where(np.isfinite(v), v, np.inf)
             if not v.min() <= (1.0 - self.min_gain) * v[0]:
                 return False  # still at its start: a stall, not a plateau
+            if self.confidence > 0:
+                return self._flat_beyond_noise(v)
             before, last = v[:-self.window].min(), v[-self.window:].min()
             return not last <= (1.0 - self.min_delta) * before
         v = np.where(np.isfinite(v), v, -np.inf)
         if not v.max() >= v[0] + self.min_gain:
             return False
+        if self.confidence > 0:
+            return self._flat_beyond_noise(v)
         before, last = v[:-self.window].max(), v[-self.window:].max()
         return not last >= before + self.min_delta
+
+    def noise(self, values) -> float | None:
+        r"""The measured noise :math:`\hat\sigma` of one evaluation: the residual standard
+        deviation of a least-squares line through the last ``2 * window`` values (None when
+        there are fewer, or a value is not finite)."""
+        w2 = 2 * self.window
+        v = np.asarray(values, dtype=float)[-w2:]
+        if v.size < w2 or w2 < 3 or not np.all(np.isfinite(v)):
+            return None
+        x = np.arange(w2, dtype=float)
+        resid = v - np.polyval(np.polyfit(x, v, 1), x)
+        return float(np.sqrt(resid @ resid / (w2 - 2)))
+
+    def _flat_beyond_noise(self, v) -> bool:
+        """The noise-aware test (class docstring): improvement + z s below the tolerance."""
+        w = self.window
+        sigma = self.noise(v)
+        if sigma is None:
+            return False
+        a, b = v[-2 * w:-w].mean(), v[-w:].mean()
+        d = (a - b) if self.metric == "loss" else (b - a)
+        tol = self.min_delta * abs(a) if self.metric == "loss" else self.min_delta
+        return bool(d + self.confidence * sigma * np.sqrt(2.0 / w) < tol)
 
     def first(self, values) -> int | None:
         """0-based index of the first evaluation at which the curve is flat (None: never)."""

@@ -219,6 +219,45 @@ def test_plateau_rule_by_hand():
         Plateau(min_delta=1.5)
 
 
+def test_noise_aware_plateau_does_not_stop_a_noisy_curve_that_is_still_improving():
+    """A held-out loss falling 5 % per window under evaluation noise larger than that fall
+    (sigma 0.08 against 0.1 per 5 evaluations): the best-of-window rule stops most of these
+    runs on a lucky earlier evaluation; the noise-aware rule of the neural experiments
+    (window means, improvement below the tolerance by z = 3 of its measured standard errors)
+    stops at most 2 % of them (one check per evaluation, ~35 checks per run) while they
+    improve, and does stop once the curve is flat and the noise resolves it."""
+    from lds_toolkit.experiments.catalog._neural_common import PLATEAU
+
+    rng = np.random.default_rng(0)
+    best_of = Plateau(window=5, min_delta=0.02, min_evals=8, min_gain=0.1)
+    noise_aware = Plateau(**PLATEAU)
+    assert noise_aware == Plateau(window=5, min_delta=0.02, min_evals=8, min_gain=0.1,
+                                  confidence=3.0)
+    n_runs, early_best, early_noise = 200, 0, 0
+    for _ in range(n_runs):
+        t = np.arange(45)
+        curve = 3.0 - 0.02 * t + rng.normal(0.0, 0.08, t.size)  # still falling at the end
+        early_best += best_of.first(curve) is not None
+        early_noise += noise_aware.first(curve) is not None
+    assert early_best >= 0.5 * n_runs
+    assert early_noise <= 0.02 * n_runs
+    # measured noise: the residual scatter about the local trend, close to the true 0.08
+    sigma = [noise_aware.noise(3.0 - 0.02 * np.arange(10) + rng.normal(0, 0.08, 10))
+             for _ in range(400)]
+    assert 0.07 < np.sqrt(np.mean(np.square(sigma))) < 0.09
+    # flat after the fall, with a small noise: the rule fires within two windows
+    flat = np.r_[3.0 - 0.1 * np.arange(12), np.full(30, 1.9)] + rng.normal(0, 0.005, 42)
+    first = noise_aware.first(flat)
+    assert first is not None and 12 <= first <= 12 + 2 * 5
+    # the same flat tail under large noise cannot be resolved: no plateau is declared
+    assert noise_aware.first(np.r_[flat[:12], 1.9 + rng.normal(0, 0.2, 30)]) is None
+    acc = Plateau(window=4, min_delta=0.01, metric="accuracy", confidence=3.0)
+    assert acc.first([0.2, 0.5, 0.9, 0.99] + [1.0] * 8) is not None
+    assert acc.first([0.1 + 0.03 * i for i in range(20)]) is None  # rising 3 points per eval
+    with pytest.raises(ValueError, match="confidence"):
+        Plateau(confidence=-1.0)
+
+
 def test_training_stops_when_the_held_out_curve_is_flat():
     data = induction_heads(64, 6, vocab_size=2, rng=0)
     model = TinyRNN(data.vocab_size, data.n_classes, width=24)
