@@ -13,6 +13,13 @@ with ``mlp = Linear(d, r d) -> activation -> Linear(r d, d)``. :class:`SequenceM
 input encoder (token embedding or linear), ``n_layers`` blocks, a final norm, optional pooling
 and an output head. Norms, MLPs and heads act position-wise, so a model is causal when its
 layers are (and ``pool`` is None), and has a step mode when its layers do.
+
+``norm="batch"`` (:class:`SequenceBatchNorm`, the LaS paper's Table 4 "batch norm", as
+state-spaces/s4's ``norm: batch``) normalises each channel with statistics over the batch
+and the positions. In training mode those statistics mix positions and sequences, so an
+output at t depends, through the mean and variance, on later positions of the batch: the
+model is causal in evaluation mode (running statistics, a fixed affine map per channel)
+only.
 """
 
 from __future__ import annotations
@@ -84,8 +91,46 @@ def resolve_layer(layer: LayerSpec) -> Callable[..., nn.Module]:
     )
 
 
-_NORMS = ("layer", "rms", "none")
+_NORMS = ("layer", "rms", "batch", "none")
 _MLP_ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "silu": F.silu}
+
+
+class SequenceBatchNorm(nn.BatchNorm1d):
+    r"""Batch normalisation of each channel over the batch and the positions.
+
+    For x of shape (batch, length, d) (or (batch, d) in step mode), channel c becomes
+
+    .. math::
+
+        y_{b,t,c} = \gamma_c \frac{x_{b,t,c} - \mu_c}{\sqrt{\sigma_c^2 + \epsilon}} + \beta_c,
+
+    with :math:`\mu_c, \sigma_c^2` the mean and (biased) variance over every (b, t) of the
+    batch in training mode (and the running averages updated with ``momentum``), the running
+    averages in evaluation mode: ``nn.BatchNorm1d`` on the (batch * length, d) view, which is
+    state-spaces/s4's ``norm: batch`` (it transposes to (batch, d, length)). Computed in the
+    input's dtype.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        flat = x.reshape(-1, shape[-1])
+        if self.training:
+            mean = flat.mean(dim=0)
+            var = flat.var(dim=0, unbiased=False)
+            with torch.no_grad():  # running statistics as nn.BatchNorm1d keeps them
+                self.num_batches_tracked.add_(1)
+                f = (1.0 / float(self.num_batches_tracked) if self.momentum is None
+                     else self.momentum)
+                n = flat.shape[0]
+                unbiased = var.detach() * (n / max(n - 1, 1))
+                self.running_mean.mul_(1 - f).add_(f * mean.detach().to(self.running_mean))
+                self.running_var.mul_(1 - f).add_(f * unbiased.to(self.running_var))
+        else:
+            mean, var = self.running_mean.to(x.dtype), self.running_var.to(x.dtype)
+        y = (flat - mean) * torch.rsqrt(var + self.eps)
+        if self.affine:
+            y = y * self.weight.to(x.dtype) + self.bias.to(x.dtype)
+        return y.reshape(shape)
 
 
 def _norm(kind: str, d: int) -> nn.Module:
@@ -93,6 +138,8 @@ def _norm(kind: str, d: int) -> nn.Module:
         return nn.LayerNorm(d)
     if kind == "rms":
         return nn.RMSNorm(d)
+    if kind == "batch":
+        return SequenceBatchNorm(d)
     return nn.Identity()
 
 
@@ -145,7 +192,8 @@ class Block(nn.Module):
     d_model : channels.
     layer : layer name (see :func:`resolve_layer`), class, or callable ``f(d_model, **kw)``.
     layer_kwargs : keyword arguments for the layer.
-    norm : ``"layer"`` (LayerNorm, default), ``"rms"`` (RMSNorm) or ``"none"``.
+    norm : ``"layer"`` (LayerNorm, default), ``"rms"`` (RMSNorm), ``"batch"``
+        (:class:`SequenceBatchNorm`: causal in evaluation mode only) or ``"none"``.
     prenorm : normalise before the layer (default) or after the residual sum.
     mlp_ratio : MLP hidden width / d_model; 0 drops the MLP sub-block (default 4).
     activation : MLP activation ``"gelu"`` (default), ``"relu"`` or ``"silu"``.

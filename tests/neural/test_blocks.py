@@ -169,3 +169,48 @@ def test_self_attention_matches_explicit_softmax():
             out.append(torch.softmax(s, -1) @ v[0, :, sl])
         ref = att.out(torch.cat(out, -1))[None]
         torch.testing.assert_close(att(x), ref, rtol=0, atol=1e-12)
+
+
+def test_sequence_batch_norm_is_batchnorm1d_over_batch_and_positions():
+    """LaS Table 4's batch norm: nn.BatchNorm1d on the (batch, d, length) transpose (the S4
+    repository's route), in training (statistics and running averages) and evaluation."""
+    from lds_toolkit.neural.blocks import SequenceBatchNorm
+
+    torch.manual_seed(0)
+    ours, ref = SequenceBatchNorm(5), torch.nn.BatchNorm1d(5)
+    with torch.no_grad():
+        ours.weight.copy_(torch.randn(5))
+        ours.bias.copy_(torch.randn(5))
+        ref.load_state_dict(ours.state_dict())
+    for _ in range(3):
+        x = 3 * torch.randn(4, 7, 5) + 1
+        torch.testing.assert_close(ours(x), ref(x.transpose(1, 2)).transpose(1, 2))
+    torch.testing.assert_close(ours.running_var, ref.running_var)
+    ours.eval()
+    ref.eval()
+    x = torch.randn(2, 3, 5)
+    torch.testing.assert_close(ours(x), ref(x.transpose(1, 2)).transpose(1, 2))
+    torch.testing.assert_close(ours(x[:, 1]), ref(x[:, 1]))  # step input (batch, d)
+    assert ours(x.double()).dtype == torch.float64
+
+
+def test_las_with_table4_norm_is_causal_in_evaluation_mode_only():
+    """Post-norm batch norm around LaS (Table 4): evaluation mode (running statistics) keeps
+    the model causal; in training mode the batch statistics carry later positions back."""
+    model = SequenceModel(8, 2, "las", layer_kwargs=SMALL["las"], vocab_size=5, norm="batch",
+                          prenorm=False, seed=1).double()
+    assert all(not b.prenorm for b in model.blocks)
+    g = torch.Generator().manual_seed(0)
+    tok = torch.randint(0, 5, (3, 24), generator=g)
+    tok2 = tok.clone()
+    tok2[:, 13:] = (tok2[:, 13:] + 1) % 5
+    model.train()
+    with torch.no_grad():
+        model(tok)  # running statistics move away from their start
+        y, y2 = model(tok), model(tok2)
+    assert (y2[:, :13] - y[:, :13]).abs().max() > 1e-6
+    model.eval()
+    with torch.no_grad():
+        y, y2 = model(tok), model(tok2)
+    assert (y2[:, :13] - y[:, :13]).abs().max() <= 1e-10
+    assert (y2[:, 13:] - y[:, 13:]).abs().max() > 1e-6
