@@ -38,6 +38,7 @@ import numpy as np
 
 from .catalog import EXPERIMENT_MODULES
 from .claims import evaluate_claim
+from .scales import COMMON_SCALES
 from .scales import SCALES as SCALES  # re-exported: the scales' historical home
 from .scales import by_scale as by_scale
 from .scales import check_scale as check_scale
@@ -65,6 +66,9 @@ class Experiment(ABC):
         Run each task with BLAS/OpenMP limited to one thread (default). Keeps numbers
         bit-identical whatever ``--jobs`` is; experiments that parallelise internally (torch
         training) set it to False and are meant for ``--jobs 1``.
+    scales : tuple of str
+        The scales it defines: ``("quick", "medium", "paper")``, plus ``"gpu"`` for the
+        experiments with a configuration sized for one GPU.
     """
 
     name: str = ""
@@ -72,6 +76,7 @@ class Experiment(ABC):
     paper: str = ""
     single_threaded: bool = True
     claims: tuple = ()
+    scales: tuple = COMMON_SCALES
 
     @abstractmethod
     def config(self, scale: str, seeds: int | None) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from .._validation import check_int
 from .base import Experiment, get_experiment
 from .outputs import RunLock, check_output_dir, write_outputs
 from .overrides import apply_overrides
-from .scales import check_scale
+from .scales import check_experiment_scale, check_scale
 from .store import TaskStore, task_key
 from .sweep import SweepStats, check_jobs, run_sweep
 from .version import code_version
@@ -162,7 +162,7 @@ def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = N
     """The full config of one run: ``exp.config(scale, seeds)``, the overrides, the derived
     entries, the base ``seed`` and the ``scale``. Raises on a bad argument before any task
     runs."""
-    check_scale(scale)
+    check_experiment_scale(exp, scale)
     seeds = None if seeds is None else check_int("seeds", seeds, 1)
     seed = check_int("seed", seed, 0)
     config = to_jsonable(dict(exp.config(scale, seeds)))

@@ -13,16 +13,38 @@ from __future__ import annotations
 
 from .._validation import check_choice
 
-#: The three scales of every experiment: ``"quick"`` (CI, a CPU minute), ``"medium"``
-#: (CPU evidence: trained to a plateau where training is involved; the neural set within
-#: an hour on 2 cores) and ``"paper"`` (the papers' sizes; the neural ones want a GPU).
-SCALES = ("quick", "medium", "paper")
+#: The scales: ``"quick"`` (CI, a CPU minute), ``"medium"`` (CPU evidence: trained to a
+#: plateau where training is involved; the neural set within an hour on 2 cores),
+#: ``"paper"`` (the papers' sizes; the neural ones want a GPU) — every experiment has these
+#: three — and ``"gpu"``: what fits about 40 minutes of one H100, defined only by the
+#: experiments whose paper scale is out of a CPU's reach (their ``scales`` attribute lists
+#: it; :func:`check_experiment_scale`).
+SCALES = ("quick", "medium", "paper", "gpu")
+#: The scales every experiment defines.
+COMMON_SCALES = ("quick", "medium", "paper")
+
+_UNSET = object()
 
 
-def by_scale(scale: str, *, quick, medium, paper):
-    """The value for ``scale``: ``by_scale(scale, quick=2**10, medium=2**14, paper=2**14)``."""
+def by_scale(scale: str, *, quick, medium, paper, gpu=_UNSET):
+    """The value for ``scale``: ``by_scale(scale, quick=2**10, medium=2**14, paper=2**14)``
+    (``gpu=`` only where the experiment defines that scale)."""
     check_scale(scale)
-    return {"quick": quick, "medium": medium, "paper": paper}[scale]
+    if scale == "gpu" and gpu is _UNSET:
+        raise ValueError("this experiment defines no 'gpu' scale; available: "
+                         f"{', '.join(COMMON_SCALES)}")
+    return {"quick": quick, "medium": medium, "paper": paper, "gpu": gpu}[scale]
+
+
+def check_experiment_scale(experiment, scale) -> str:
+    """``scale`` if ``experiment`` defines it (its ``scales`` attribute, default
+    :data:`COMMON_SCALES`), else ``ValueError`` naming the ones it has."""
+    check_scale(scale)
+    defined = tuple(getattr(experiment, "scales", COMMON_SCALES))
+    if scale not in defined:
+        raise ValueError(f"{experiment.name} has no {scale!r} scale; available: "
+                         f"{', '.join(defined)}")
+    return scale
 
 
 def check_scale(scale) -> str:
