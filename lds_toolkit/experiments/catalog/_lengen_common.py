@@ -23,8 +23,14 @@ Choices the paper leaves open (documented in docs/learning/spectral_filtering.md
 * context length L = ceil(T^q) (q = 1: L = T, the full-context learner);
 * ``final_loss`` = mean loss over the last quarter of the steps; curves are smoothed with a
   trailing moving average of ``smooth`` steps before plotting;
-* step-size sensitivity: the test-stream final loss at the shortest and the full context for
-  every constant step size of ``sensitivity_lrs`` (how the effect size depends on the step).
+* the step size as a result (:func:`step_size_sweep`): for every constant step of
+  ``sensitivity_lrs`` (a factor-2 grid, widened upwards until it finds the edge), the
+  test-stream final loss at the shortest and at the full context, per seed.  The *stability
+  edge* of a seed is the smallest step of the grid at which the full-context learner, on the
+  validation stream, does no better than the trivial predictor y_{t-1} (or diverges); the
+  *safe step* is ``safe_step_factor`` (1/8: three octaves) times the edge, a grid point well
+  inside the stable range.  The summary gives the effect (short / full final loss) at the
+  chosen step and at the safe step, per seed.
 """
 
 from __future__ import annotations
@@ -49,8 +55,13 @@ ALGORITHMS = {1: SpectralFiltering, 2: SpectralFilteringAR2}
 #: starting step-size grid per schedule (widened/refined by :func:`choose_step_size`)
 LR_GRID = {"constant": [0.025, 0.05, 0.1, 0.2, 0.4, 0.8],
            "inv_sqrt": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]}
-#: constant step sizes at which the effect size is measured on the test stream
-SENSITIVITY_LRS = [0.025, 0.05, 0.1, 0.2, 0.4]
+#: constant step sizes at which the effect size is measured on the test stream (factor 2;
+#: widened upwards by :func:`step_size_sweep` until the stability edge is inside)
+SENSITIVITY_LRS = [0.0125, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6]
+#: the safe step is this factor times the stability edge (three octaves below it)
+SAFE_STEP_FACTOR = 1 / 8
+#: seeds per scale: enough that another base seed does not flip a claim's verdict
+SEEDS = {"quick": 16, "paper": 16}
 
 
 def context_length(T: int, q: float) -> int:
@@ -65,12 +76,12 @@ def qkey(q: float) -> str:
 def scale_config(scale: str, seeds: int | None, **extra) -> dict:
     # medium = paper: Figures 2-4 at T = 2^14, n = 512 run on a CPU in minutes
     if scale == "quick":
-        cfg = {"T": 2**10, "k": 16, "n": 64, "seeds": 3}
+        cfg = {"T": 2**10, "k": 16, "n": 64, "seeds": SEEDS["quick"]}
     else:
-        cfg = {"T": 2**14, "k": 24, "n": 512, "seeds": 8}
+        cfg = {"T": 2**14, "k": 24, "n": 512, "seeds": SEEDS["paper"]}
     cfg.update(region_q=7 / 8, q_values=Q_VALUES, d_in=1, d_out=1, lr_grid=LR_GRID,
-               sensitivity_lrs=SENSITIVITY_LRS, data_convention="lengen",
-               filter_precision="double")
+               sensitivity_lrs=SENSITIVITY_LRS, safe_step_factor=SAFE_STEP_FACTOR,
+               data_convention="lengen", filter_precision="double")
     cfg.update(extra)
     if seeds is not None:
         cfg["seeds"] = seeds
@@ -109,8 +120,8 @@ def final_loss(losses) -> float:
     return float(np.mean(losses[n - max(n // 4, 1):]))
 
 
-def _validation_loss(cls, config, radius, u, y, schedule, lr, criterion):
-    learner = cls(horizon=config["T"], k=config["k"], context=None, radius=radius, lr=lr,
+def _validation_loss(cls, config, radius, u, y, schedule, lr, criterion, context=None):
+    learner = cls(horizon=config["T"], k=config["k"], context=context, radius=radius, lr=lr,
                   lr_schedule=schedule, filter_precision=config["filter_precision"])
     try:
         learner.fit_predict(u, y)
@@ -127,8 +138,9 @@ def _argbest(vals: dict) -> float:
 
 
 def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
-                     max_extend: int = 8):
-    """(schedule, lr) minimising the full-context learner's loss on the stream (u, y).
+                     max_extend: int = 8, context: int | None = None):
+    """(schedule, lr) minimising the learner's loss on the stream (u, y): the full-context
+    learner by default, the learner with context ``context`` if given.
 
     For each schedule of ``config["lr_grid"]``: evaluate the grid; while the best value sits
     at an edge, add the next value beyond it (factor 2, at most ``max_extend`` times); then
@@ -146,9 +158,12 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
     """
     search, best, best_val = {}, None, math.inf
     interior_of = {}
+
+    def loss(schedule, lr):
+        return _validation_loss(cls, config, radius, u, y, schedule, lr, criterion, context)
+
     for schedule, grid in config["lr_grid"].items():
-        vals = {float(lr): _validation_loss(cls, config, radius, u, y, schedule, lr, criterion)
-                for lr in grid}
+        vals = {float(lr): loss(schedule, lr) for lr in grid}
 
         for _ in range(max_extend):
             lrs = sorted(vals)
@@ -159,12 +174,11 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
                 new = lrs[-1] * 2
             else:
                 break
-            vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new, criterion)
+            vals[new] = loss(schedule, new)
         b = _argbest(vals)
         for new in (b / math.sqrt(2), b * math.sqrt(2)):
             if new not in vals:
-                vals[new] = _validation_loss(cls, config, radius, u, y, schedule, new,
-                                             criterion)
+                vals[new] = loss(schedule, new)
         b = _argbest(vals)
         lrs = sorted(vals)
         interior_of[schedule] = (np.isfinite(vals[b]) and lrs[0] < b < lrs[-1])
@@ -176,6 +190,58 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
     search["chosen"] = list(best)
     search["interior"] = bool(interior_of[best[0]])
     return best, search
+
+
+def _constant_final_loss(make, L, lr, u, y) -> float:
+    """Final loss of ``make(L, lr=lr, lr_schedule="constant")`` on (u, y); inf if diverged."""
+    try:
+        run = make(L, lr=lr, lr_schedule="constant")
+        run.fit_predict(u, y)
+    except LearnerDivergedError:
+        return math.inf
+    val = final_loss(run.losses_)
+    return val if np.isfinite(val) else math.inf
+
+
+def step_size_sweep(make, lrs, L_short, val, test, trivial_val: float,
+                    safe_factor: float = SAFE_STEP_FACTOR, max_extend: int = 4) -> dict:
+    """The effect size against the constant step size, and the stability edge.
+
+    For every step of ``lrs`` (increasing; widened by factors 2, at most ``max_extend``
+    times, until the edge is inside): the full-context learner's final loss on the
+    validation stream ``val`` and, on the test stream ``test``, the final losses at context
+    ``L_short`` and at full context.  ``make(L, **kw)`` builds the learner.
+
+    The *edge* is the smallest step whose validation loss is no better than ``trivial_val``
+    (the trivial predictor's) or diverged; the *safe step* is the largest step of the grid
+    at most ``safe_factor`` times the edge (None when no edge or no such step was found).
+
+    Returns
+    -------
+    dict
+        ``lrs``, ``validation_full``, ``test_short``, ``test_full`` (lists, inf for a
+        diverged run), ``edge``, ``safe_lr``.
+    """
+    lrs = [float(x) for x in lrs]
+    val_full = [_constant_final_loss(make, None, lr, *val) for lr in lrs]
+
+    def unstable(v):
+        return not v < trivial_val
+
+    for _ in range(max_extend):
+        if any(unstable(v) for v in val_full):
+            break
+        lrs.append(lrs[-1] * 2.0)
+        val_full.append(_constant_final_loss(make, None, lrs[-1], *val))
+    edge = next((lr for lr, v in zip(lrs, val_full) if unstable(v)), None)
+    safe = None
+    if edge is not None:
+        below = [lr for lr in lrs if lr <= edge * safe_factor * (1 + 1e-9)]
+        safe = below[-1] if below else None
+    return {"lrs": lrs, "validation_full": val_full,
+            "test_short": [_constant_final_loss(make, L_short, lr, *test) for lr in lrs],
+            "test_full": [_constant_final_loss(make, None, lr, *test) for lr in lrs],
+            "edge": edge, "safe_lr": safe}
 
 
 def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
@@ -190,6 +256,11 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
     def learner(c, L, **kw):
         return c(horizon=T, k=k, context=L, radius=radius, filter_precision=precision, **kw)
 
+    trivial_val, trivial = LastValue(), LastValue()
+    trivial_val.fit_predict(u_val, y_val)
+    trivial.fit_predict(u, y)
+    q_short = min(config["q_values"])
+    L_short = context_length(T, q_short)
     out = {}
     with warnings.catch_warnings(record=True) as caught:
         # a filter below the float64 floor is reported once per task in the summary (not
@@ -210,34 +281,29 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
             best_l = BestInHindsight(learner(cls, L))
             best_l.fit_predict(u, y)
             hindsight.append(final_loss(best_l.losses_))
-        # effect size against the step size: shortest and full context, constant steps
-        q_short = min(config["q_values"])
-        sens = []
-        for s_lr in config["sensitivity_lrs"]:
-            row = []
-            for L in (context_length(T, q_short), None):
-                try:
-                    r = learner(cls, L, lr=s_lr, lr_schedule="constant")
-                    r.fit_predict(u, y)
-                    row.append(final_loss(r.losses_))
-                except LearnerDivergedError:
-                    row.append(math.inf)
-            sens.append(row)
+        # the effect size against the step size, and the stability edge
+        sweep = step_size_sweep(lambda L, **kw: learner(cls, L, **kw),
+                                config["sensitivity_lrs"], L_short, (u_val, y_val), (u, y),
+                                final_loss(trivial_val.losses_),
+                                config.get("safe_step_factor", SAFE_STEP_FACTOR))
         if algorithm == 2:
             # Algorithm 1 on the same system and streams, its own step-size search: the
-            # paper's "contrast with Figure 3"
+            # paper's "contrast with Figure 3" (full and shortest context, overlaid on Fig. 4)
             (s1, lr1), _ = choose_step_size(SpectralFiltering, config, radius, u_val, y_val)
-            a1 = learner(SpectralFiltering, None, lr=lr1, lr_schedule=s1)
-            a1.fit_predict(u, y)
-            out["alg1_full_final_loss"] = final_loss(a1.losses_)
+            a1 = []
+            for L in (L_short, None):
+                r1 = learner(SpectralFiltering, L, lr=lr1, lr_schedule=s1)
+                r1.fit_predict(u, y)
+                a1.append(r1.losses_)
+            out["alg1_losses"] = np.asarray(a1)  # (2, T): shortest, full context
+            out["alg1_full_final_loss"] = final_loss(a1[1])
+            out["alg1_short_final_loss"] = final_loss(a1[0])
             out["alg1_step_size"] = [s1, lr1]
     below_floor = sorted({str(w.message).split(":")[0] for w in caught
                           if issubclass(w.category, FilterPrecisionWarning)})
     for w in caught:  # everything else is passed on, not swallowed
         if not issubclass(w.category, FilterPrecisionWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    trivial = LastValue()
-    trivial.fit_predict(u, y)
     out.update({
         "losses": np.asarray(losses),
         "final_loss": finals,
@@ -248,7 +314,7 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
         "lr": lr,
         "lr_schedule": schedule,
         "step_size_search": search,
-        "sensitivity": np.asarray(sens),
+        "step_sweep": sweep,
         "filter_warnings": below_floor,
         "radius": radius,
         "eigenvalues": np.linalg.eigvalsh(system.A),
@@ -256,19 +322,68 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
     return out
 
 
+def _ratio(a, b):
+    """a / b as a float, None when not finite (a diverged run)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = float(a) / float(b)
+    return r if np.isfinite(r) else None
+
+
+def _median(values):
+    ok = [v for v in values if v is not None and np.isfinite(v)]
+    return float(np.median(ok)) if ok else None
+
+
+def summarize_step_sizes(config, results) -> dict:
+    """Per seed: the effect (shortest / full final loss) at every step of the grid, at the
+    chosen step and at the safe step; the edge and the safe step (see
+    :func:`step_size_sweep`)."""
+    lrs = sorted({lr for r in results for lr in r["step_sweep"]["lrs"]})
+    per_seed, edge, safe, at_safe = [], [], [], []
+    for r in results:
+        sw = r["step_sweep"]
+        row = dict(zip(sw["lrs"], zip(sw["test_short"], sw["test_full"])))
+        per_seed.append([_ratio(*row[lr]) if lr in row else None for lr in lrs])
+        edge.append(sw["edge"])
+        safe.append(sw["safe_lr"])
+        at_safe.append(_ratio(*row[sw["safe_lr"]]) if sw["safe_lr"] in row else None)
+    at_chosen = [None] * len(results)
+    if 1.0 in config["q_values"]:  # the effect at the step the validation search chose
+        j = config["q_values"].index(1.0)
+        i = config["q_values"].index(min(config["q_values"]))
+        at_chosen = [_ratio(r["final_loss"][i], r["final_loss"][j]) for r in results]
+    cols = list(zip(*per_seed))
+    return {
+        "q": min(config["q_values"]), "lrs": lrs,
+        "ratio_per_seed": per_seed,
+        "ratio_median": [_median(c) for c in cols],
+        "ratio_min": [min((v for v in c if v is not None), default=None) for c in cols],
+        "ratio_max": [max((v for v in c if v is not None), default=None) for c in cols],
+        "edge_per_seed": edge, "safe_lr_per_seed": safe,
+        "chosen_lr_per_seed": [r["lr"] for r in results],
+        "chosen_schedule_per_seed": [r["lr_schedule"] for r in results],
+        "ratio_at_safe_per_seed": at_safe, "ratio_at_safe_median": _median(at_safe),
+        "ratio_at_chosen_per_seed": at_chosen, "ratio_at_chosen_median": _median(at_chosen),
+        "safe_step_factor": config.get("safe_step_factor", SAFE_STEP_FACTOR),
+    }
+
+
 def summarize_learning(config, results) -> tuple[dict, dict]:
     """Per q: final loss (mean, min, max, per seed), its ratio to the full-context learner
-    (ratio of the seed means, and per seed), Asymmetric-Regret and best-in-hindsight loss;
-    the step sizes chosen per seed with their search; the step-size sensitivity."""
+    (per seed, their median, and the ratio of the seed means), Asymmetric-Regret and
+    best-in-hindsight loss; the step sizes chosen per seed with their search; the effect
+    against the step size (:func:`summarize_step_sizes`)."""
     qs = config["q_values"]
     T = config["T"]
     finals = np.array([r["final_loss"] for r in results])  # (seeds, q)
+    hind_all = np.array([r["hindsight_final_loss"] for r in results])  # (seeds, q)
     full_j = qs.index(1.0) if 1.0 in qs else None
+    short_j = qs.index(min(qs))
     per_q = {}
     for j, q in enumerate(qs):
         fl = finals[:, j]
         rg = np.array([r["asymmetric_regret"][j] for r in results])
-        hs = np.array([r["hindsight_final_loss"][j] for r in results])
+        hs = hind_all[:, j]
         entry = {
             "context": context_length(T, q),
             "final_loss": float(fl.mean()),
@@ -301,24 +416,20 @@ def summarize_learning(config, results) -> tuple[dict, dict]:
     if full_j is not None:
         ratios = [per_q[qkey(q)]["final_loss_ratio_to_full"] for q in qs]
         summary["ratio_to_full_by_q"] = ratios
-        summary["ratio_to_full_short"] = ratios[0]
+        summary["ratio_to_full_short"] = ratios[short_j]
+        summary["ratio_by_q_per_seed"] = (finals / finals[:, [full_j]]).tolist()
         hind = [per_q[qkey(q)]["hindsight_final_loss"] for q in qs]
-        summary["hindsight_short_over_full"] = hind[0] / hind[full_j]
-    sens = np.stack([r["sensitivity"] for r in results])  # (seeds, lrs, 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sens_ratio = sens[:, :, 0] / sens[:, :, 1]
-    summary["step_size_sensitivity"] = {
-        "q": min(qs), "lrs": list(config["sensitivity_lrs"]),
-        "ratio_median": [_finite_or_none(np.median(c)) for c in sens_ratio.T],
-        "ratio_min": [_finite_or_none(np.min(c)) for c in sens_ratio.T],
-        "ratio_max": [_finite_or_none(np.max(c)) for c in sens_ratio.T],
-        "full_final_loss_median": [_finite_or_none(np.median(c)) for c in sens[:, :, 1].T],
-    }
+        summary["hindsight_short_over_full"] = hind[short_j] / hind[full_j]
+        summary["hindsight_short_over_full_per_seed"] = (
+            hind_all[:, short_j] / hind_all[:, full_j]).tolist()
+    summary["step_size_sensitivity"] = summarize_step_sizes(config, results)
     if "alg1_full_final_loss" in results[0]:
         a1 = np.array([r["alg1_full_final_loss"] for r in results])
+        a1s = np.array([r["alg1_short_final_loss"] for r in results])
         mine = finals[:, full_j] if full_j is not None else finals[:, -1]
         summary["alg1_full_final_loss"] = float(a1.mean())
         summary["alg1_full_final_loss_per_seed"] = a1.tolist()
+        summary["alg1_short_final_loss_per_seed"] = a1s.tolist()
         summary["alg1_over_alg2_full"] = float(a1.mean() / mine.mean())
         summary["alg1_over_alg2_full_per_seed"] = (a1 / mine).tolist()
         summary["alg1_step_sizes"] = [r["alg1_step_size"] for r in results]
@@ -327,102 +438,7 @@ def summarize_learning(config, results) -> tuple[dict, dict]:
         "q_values": np.asarray(qs),
         "contexts": np.asarray([context_length(T, q) for q in qs]),
         "eigenvalues": np.stack([r["eigenvalues"] for r in results]),
-        "sensitivity": sens,  # (seeds, lrs, [shortest context, full context])
     }
+    if "alg1_losses" in results[0]:
+        arrays["alg1_losses"] = np.stack([r["alg1_losses"] for r in results])  # (seeds, 2, T)
     return summary, arrays
-
-
-def _finite_or_none(x):
-    x = float(x)
-    return x if np.isfinite(x) else None
-
-
-def plot_learning(config, summary, arrays, outdir, *, name: str, title: str):
-    from matplotlib import cm
-    from matplotlib.ticker import MaxNLocator
-
-    from ..plotting import band, figure, save_figure, smooth
-
-    qs = arrays["q_values"]
-    T = config["T"]
-    w = config["smooth"]
-    fig, (ax0, ax1, ax2) = figure(1, 3, width=13.0, height=4.4,
-                                  gridspec_kw={"width_ratios": [1.6, 1.3, 1.0]})
-    t = np.arange(1, T + 1)
-    keep = t >= 4  # y_0 = y_1 = 0 (x_0 = 0, D = 0) are predicted exactly: loss 0
-    colors = cm.viridis(np.linspace(0.0, 0.9, len(qs)))
-    sm = smooth(arrays["losses"], w)  # (seeds, q, T)
-    full = sm[:, -1, :]
-    for j, q in enumerate(qs):
-        label = f"L = T^{q:g} = {arrays['contexts'][j]}"
-        band(ax0, t[keep], sm[:, j, keep], color=colors[j], label=label)
-        late = t > w  # ratios of moving averages once the window is full
-        ratio = sm[:, j, late] / np.maximum(full[:, late], 1e-300)
-        band(ax1, t[late], ratio, color=colors[j], label=label, center="median")
-    ax0.set_yscale("log")
-    ax0.set_xlabel("t")
-    ax0.set_ylabel(r"loss $\ell_t(M^t, T^q)$ (moving average)")
-    ax0.set_title(f"{title}: mean of {config['seeds']} seeds (min–max band), "
-                  f"moving average over {w} steps", fontsize=8)
-    ax0.legend(loc="upper right")
-    ax1.set_yscale("log")
-    ax1.xaxis.set_major_locator(MaxNLocator(5))
-    ax1.axhline(1.0, color="0.3", lw=0.8)
-    ax1.set_xlabel("t")
-    ax1.set_ylabel("loss / loss of the full-context learner")
-    ax1.set_title("same seed ratio (median, min–max band)")
-    per_q = summary["per_q"]
-    keys = [qkey(q) for q in qs]
-    ax2.plot(qs, [per_q[k]["final_loss"] for k in keys], "o-", color="k",
-             label="online learner (OGD)")
-    ax2.fill_between(qs, [per_q[k]["final_loss_min"] for k in keys],
-                     [per_q[k]["final_loss_max"] for k in keys], color="k", alpha=0.15, lw=0)
-    ax2.plot(qs, [per_q[k]["hindsight_final_loss"] for k in keys], "s--", color="tab:orange",
-             label=r"best in hindsight over $\Pi_{T^q}$")
-    ax2.axhline(summary["trivial_final_loss"], color="0.5", ls=":", label=r"$\hat y_t = y_{t-1}$")
-    ax2.set_yscale("log")
-    ax2.set_xlabel("q (context T^q)")
-    ax2.set_ylabel("mean loss over the last quarter")
-    ax2.set_title(f"T = {T}, k = {config['k']}, n = {config['n']}")
-    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
-    return save_figure(fig, outdir, name) + plot_step_size(config, summary, arrays, outdir,
-                                                           name=f"{name}_step_size",
-                                                           title=title)
-
-
-def plot_step_size(config, summary, arrays, outdir, *, name: str, title: str):
-    """The effect size against the (constant) step size: final loss at the shortest context
-    over the full-context one, per seed (median and min–max), and where the search landed."""
-    from ..plotting import figure, save_figure
-
-    sens = summary["step_size_sensitivity"]
-    lrs = np.asarray(sens["lrs"])
-    ratio = arrays["sensitivity"][:, :, 0] / arrays["sensitivity"][:, :, 1]  # (seeds, lrs)
-    fig, (ax, ax1) = figure(1, 2, width=8.0, height=3.0)
-    ok = np.all(np.isfinite(ratio), axis=0)
-    ax.plot(lrs[ok], np.median(ratio[:, ok], axis=0), "o-", color="k",
-            label=f"median of {ratio.shape[0]} seeds")
-    ax.fill_between(lrs[ok], ratio[:, ok].min(axis=0), ratio[:, ok].max(axis=0), color="k",
-                    alpha=0.15, lw=0, label="min–max")
-    chosen = [lr for sched, lr in summary["step_sizes"] if sched == "constant"]
-    for i, lr in enumerate(chosen):
-        ax.axvline(lr, color="tab:orange", lw=0.8, alpha=0.6,
-                   label="chosen (validation)" if i == 0 else None)
-    ax.axhline(1.0, color="0.5", lw=0.8)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("constant step size lr")
-    ax.set_ylabel(f"final loss ratio, T^{sens['q']:g} / full")
-    ax.set_title(f"{title}: effect size against the step size", fontsize=8)
-    ax.legend(fontsize=6)
-    full = arrays["sensitivity"][:, :, 1]
-    ax1.plot(lrs[ok], np.median(full[:, ok], axis=0), "s-", color="tab:blue",
-             label="full context")
-    ax1.plot(lrs[ok], np.median(arrays["sensitivity"][:, ok, 0], axis=0), "o-",
-             color="tab:red", label=f"T^{sens['q']:g}")
-    ax1.set_xscale("log", base=2)
-    ax1.set_yscale("log")
-    ax1.set_xlabel("constant step size lr")
-    ax1.set_ylabel("final loss (median over seeds)")
-    ax1.legend(fontsize=6)
-    return save_figure(fig, outdir, name)

@@ -8,8 +8,13 @@ Figures 2 and 4 in :mod:`._lengen_learning`.
 from __future__ import annotations
 
 from ..base import register
-from ..claims import Claim
-from ._lengen_learning import LENGEN, RATIO_SPREAD, _LengenLearning, class_level_claim
+from ._lengen_learning import (
+    _LengenLearning,
+    class_level_claim,
+    monotone_claim,
+    safe_step_claims,
+    short_fails_claims,
+)
 
 
 @register
@@ -19,12 +24,8 @@ class LengenRegionB(_LengenLearning):
     paper = "length generalization, Fig. 3"
     region, algorithm = "B", 1
     claims = (
-        Claim("short-fails", LENGEN, "Fig. 3",
-              "Region B: context T^{1/2} is at least 5x worse than full context",
-              "ratio_to_full_short", ">=", 5.0, scales=("quick", "paper"),
-              spread=RATIO_SPREAD, note="ratio of the seed means of the final loss"),
-        Claim("monotone", LENGEN, "Fig. 3",
-              "Region B: the loss ratio to full context does not increase with q",
-              "ratio_to_full_by_q", "nonincreasing", 0.05, scales=("quick", "paper")),
+        *short_fails_claims("Fig. 3", "B", paper=2.0, quick=1.2),
+        *safe_step_claims("Fig. 3", "B", paper=1.5, quick=1.1),
+        monotone_claim("Fig. 3", "B"),
         class_level_claim("Fig. 3"),
     )
