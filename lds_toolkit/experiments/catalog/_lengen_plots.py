@@ -43,7 +43,7 @@ def plot_learning(config, summary, arrays, outdir, *, name: str, title: str):
     late = t >= w  # ratios of moving averages once the window is full
     for j, q in enumerate(qs):
         label = f"L = T^{q:g} = {arrays['contexts'][j]}"
-        band(ax0, t[keep], sm[:, j, keep], color=colors[j], label=label)
+        band(ax0, t[keep], sm[:, j, keep], color=colors[j], label=label, center="median")
         if full_j is not None:
             ratio = sm[:, j, late] / np.maximum(sm[:, full_j, late], 1e-300)
             band(ax1, t[late], ratio, color=colors[j], label=label, center="median")
@@ -51,12 +51,12 @@ def plot_learning(config, summary, arrays, outdir, *, name: str, title: str):
         a1 = smooth(arrays["alg1_losses"], w)  # (seeds, [shortest, full], T)
         for i, (ls, lab) in enumerate(((":", f"Algorithm 1, T^{min(qs):g}"),
                                        ("--", "Algorithm 1, full context"))):
-            ax0.plot(t[keep], a1[:, i, keep].mean(axis=0), ls, color="0.25", lw=1.2,
+            ax0.plot(t[keep], np.median(a1[:, i, keep], axis=0), ls, color="0.25", lw=1.2,
                      label=lab)
     ax0.set_yscale("log")
     ax0.set_xlabel("t (prediction of y_t)")
     ax0.set_ylabel(r"loss $\ell_t(M^t, T^q)$ (moving average)")
-    ax0.set_title(f"{title}: mean of {config['seeds']} seeds (min–max band), "
+    ax0.set_title(f"{title}: median of {config['seeds']} seeds (min–max band), "
                   f"moving average over {w} steps", fontsize=8)
     ax0.legend(loc="upper right", fontsize=6)
     ax1.set_yscale("log")
@@ -133,7 +133,7 @@ def plot_step_size(config, summary, outdir, *, name: str, title: str):
              color="tab:orange", alpha=0.6, label="chosen step")
     ax1.set_xlabel("log2(lr)")
     ax1.set_ylabel("seeds")
-    ax1.set_title("where each seed's search landed, and its edge (first step no better "
-                  "than y_{t-1} on validation)", fontsize=7)
+    ax1.set_title("per seed: chosen step; edge = first step\nno better than "
+                  "y_{t-1} (validation)", fontsize=7)
     ax1.legend(fontsize=6)
     return save_figure(fig, outdir, name)

@@ -23,9 +23,9 @@ def plot_regret(config, summary, arrays, outdir):
     qs = config["q_values"]
     colors = cm.viridis(np.linspace(0.0, 0.9, len(qs)))
     setups = config["setups"]
-    fig, axes = figure(3, len(setups), width=4.0 * len(setups), height=10.0, squeeze=False)
+    fig, axes = figure(4, len(setups), width=4.0 * len(setups), height=13.0, squeeze=False)
     for col, setup in enumerate(setups):
-        ax, axg, axs = axes[0, col], axes[1, col], axes[2, col]
+        ax, axg, axs, axe = axes[0, col], axes[1, col], axes[2, col], axes[3, col]
         reg = arrays[f"{setup}_regret"]
         gap = arrays[f"{setup}_context_gap"]
         for j, q in enumerate(qs):
@@ -44,6 +44,12 @@ def plot_regret(config, summary, arrays, outdir):
                      color=colors[j])
             if np.any(np.isfinite(s)):
                 axs.plot([j - 0.25, j + 0.25], [np.nanmedian(s)] * 2, "-", color="k")
+            rel = np.array([np.nan if v is None else v
+                            for v in e.get("regret_excess_rel_at_T_per_seed", [])])
+            if rel.size:
+                axe.plot(np.full(rel.size, j) + np.linspace(-0.15, 0.15, rel.size), rel, ".",
+                         color=colors[j])
+                axe.plot([j - 0.25, j + 0.25], [np.nanmedian(rel)] * 2, "-", color="k")
         ref = np.median(reg[:, 0, :])
         ax.plot(Ts, ref * np.sqrt(Ts / Ts[0]), "k:", label=r"$\propto \sqrt{T}$")
         ax.plot(Ts, ref * Ts / Ts[0], "k--", lw=0.7, label=r"$\propto T$")
@@ -63,6 +69,13 @@ def plot_regret(config, summary, arrays, outdir):
         axs.set_xticklabels([f"T^{q:g}" for q in qs])
         axs.set_ylabel("slope of log regret vs log T (per seed)")
         axs.legend(loc="lower left", fontsize=6)
+        axe.set_yscale("symlog", linthresh=1e-4)
+        axe.axhline(1e-3, color="tab:red", ls=":", lw=0.8, label="0.1 %")
+        axe.axhline(-1e-3, color="tab:red", ls=":", lw=0.8)
+        axe.set_xticks(range(len(qs)))
+        axe.set_xticklabels([f"T^{q:g}" for q in qs])
+        axe.set_ylabel(f"R_T(T^q) / R_T(T) - 1 at T = {int(Ts[-1])} (per seed)")
+        axe.legend(loc="upper right", fontsize=6)
     fig.suptitle(f"Asymmetric-Regret against the best full-context predictor, each learner at "
                  f"its best step (validation); n = {summary['n']}, k = {summary['k']}, "
                  f"{summary['seeds']} seeds, bound slope (sqrt(T) log T) = "
