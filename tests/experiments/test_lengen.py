@@ -174,8 +174,16 @@ def test_regret_scaling_summary(quick_runs):
         assert all(g == 0 for g in s[setup]["1"]["context_gap_mean"])
         assert all(d == 0 for d in s[setup]["1"]["slope_minus_full_per_seed"]
                    if d is not None)
-        # the regret curve at the largest T ends at the final regret
+        # the regret curve at the largest T ends at the final regret, and its late slope
+        # (t >= T/16) is the least-squares slope of its points there
         curves = arrays[f"{setup}_curves"]  # (seeds, q, points)
+        t = arrays[f"{setup}_curve_t"]
+        late = t >= Ts[-1] * s["curve_late_from"]
+        assert late.sum() >= 4
+        for i, slope in enumerate(s[setup]["0.5"]["curve_slope_late_per_seed"]):
+            if slope is not None:
+                assert slope == pytest.approx(
+                    np.polyfit(np.log(t[late]), np.log(curves[i, 0, late]), 1)[0])
         np.testing.assert_allclose(curves[:, :, -1],
                                    arrays[f"{setup}_regret"][:, -1, :], rtol=1e-9,
                                    atol=1e-9)
