@@ -132,7 +132,7 @@ class InductionHeads(NeuralExperiment):
                "eval_factors": [1, 2, 4, 8, 16],
                "vocab_size": 4, "d_model": by_scale(scale, quick=32, medium=64, paper=64),
                "num_filters": 20, "mlp_ratio": 2.0, "n_train": 4096, "n_eval": 512,
-               "n_probe": 128, "probe_every": by_scale(scale, quick=0, medium=250, paper=500),
+               "n_probe": 128, "probe_every": by_scale(scale, quick=0, medium=250, paper=50),
                "max_steps": by_scale(scale, quick=1500, medium=6000, paper=20000),
                "batch_size": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.0,
                "eval_every": by_scale(scale, quick=50, medium=100, paper=50),
