@@ -200,10 +200,12 @@ def scale_config(scale: str) -> dict:
                            "4096": {"max_steps": 500, "batch_size": 4, "eval_every": 50}})
     elif scale == "gpu":
         # about 40 minutes of one H100 (no GPU was lent to the sessions that wrote this: the
-        # size is an estimate, ~40 ms per step of these width-64 models, launch-bound; see
+        # size is an estimate, 2.3e9 training tokens at the ~2.4e6 tokens/s that Table 1's
+        # 50-70 GPU-hours imply, 15-35 min with launch overheads; see
         # docs/experiments/assoc-recall.md): the two open questions of the CPU scales, at
         # Table 6's recipe (lr 1e-4, batch 32, 10 warm-up epochs): Focus and Focus-H at 1K
-        # for Table 6's 12 500 steps, and Focus with 32-token chunks at 4K for 2500 steps
+        # for 12 500 steps (200 epochs, our assumption as at paper scale), and Focus with
+        # 32-token chunks at 4K for 2500 steps
         base.update(lengths=[1024, 4096], n_valid=500, n_test=1000, lr=1e-4, warmup=630,
                     target_accuracy=1.0, seeds=2,
                     models_at={"1024": ["focus", "focus-h"], "4096": ["focus"]},

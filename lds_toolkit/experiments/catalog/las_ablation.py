@@ -131,13 +131,14 @@ def scale_config(scale: str) -> dict:
                    seeds=2, models=["alibi", "l-only", "s-only", "s+alibi", "las"],
                    plateau=dict(PLATEAU, window=10))
     elif scale == "gpu":
-        # about 40 minutes of one H100 (an estimate, ~0.1 s per step of Table 4's model on
-        # 50 expressions of up to 2000 tokens; no GPU was lent to the sessions that wrote
-        # this): Table 4's ListOps model and normalisation, the comparison the CPU scales
-        # leave open (does smoothing pay off once trained: LaS against L-only), 2 seeds,
-        # 5000 steps of 50 (250K expressions, ~5 % of Table 4's 50 epochs of 96K)
+        # about 40 minutes of one H100 (an estimate: Table 3 at ~10-20 GPU-hours per variant
+        # for 288 000 steps of 50 gives 0.125-0.25 s per step; no GPU was lent to the sessions
+        # that wrote this): Table 4's ListOps model and normalisation, the comparison the CPU
+        # scales leave open (does smoothing pay off once trained: LaS against L-only), 2 seeds,
+        # 2500 steps of 50 each (10 000 steps: 21-42 min; 125K expressions per run, ~2.6 % of
+        # Table 4's 50 epochs of 96K)
         cfg.update(min_length=500, max_length=2000, n_train=32000, n_valid=500,
-                   n_test=2000, d_model=256, n_layers=6, max_steps=5000, batch_size=50,
+                   n_test=2000, d_model=256, n_layers=6, max_steps=2500, batch_size=50,
                    eval_every=250, seeds=2, models=["l-only", "las"], norm="batch",
                    prenorm=False)
     else:
