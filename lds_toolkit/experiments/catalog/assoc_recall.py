@@ -212,7 +212,8 @@ def scale_config(scale: str) -> dict:
                     train={"1024": {"max_steps": 12500, "batch_size": 32, "eval_every": 250},
                            "4096": {"max_steps": 2500, "batch_size": 32, "eval_every": 250}})
     else:
-        # Table 6: lr 1e-4, batch 32, 10 warm-up epochs; 200 epochs of 2000 samples
+        # Table 6: lr 1e-4, batch 32, 10 warm-up epochs, 2000 samples; it gives no epoch or
+        # step count: 200 epochs (12 500 steps) is our assumption
         long = {"max_steps": 12500, "batch_size": 32, "eval_every": 625}
         lengths = [30, 1024, 8192, 32768, 65536]
         base.update(lengths=lengths, n_valid=200, n_test=1000, lr=1e-4, warmup=630,
