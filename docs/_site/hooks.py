@@ -130,7 +130,7 @@ def _config_block(exp) -> str:
     from lds_toolkit.experiments.runner import build_config
 
     out = []
-    for scale in SCALES:
+    for scale in (s for s in SCALES if s in exp.scales):  # "gpu" only where defined
         cfg = build_config(exp, scale=scale)
         cfg = {k: v for k, v in cfg.items() if k not in ("scale", "seed")}
         text = json.dumps(cfg)
