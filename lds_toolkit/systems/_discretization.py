@@ -55,10 +55,15 @@ def _check_gbt_invertible(A: np.ndarray, dt: float, alpha: float) -> None:
         pole = 1.0 / (alpha * dt)
         lam = np.linalg.eigvals(A)
         near = lam[np.argmin(np.abs(lam - pole))] if np.all(np.isfinite(lam)) else np.nan
+        if alpha == 0.5:
+            matrix, at, what = "I - dt/2 A", "2/dt", "the bilinear (Tustin) map"
+        else:
+            matrix, at, what = (f"I - {alpha:g} dt A", f"1/({alpha:g} dt)",
+                                f"the generalised bilinear map with alpha={alpha:g}")
         raise ValueError(
-            f"dt={dt:g} makes I - {alpha:g} dt A singular (condition number {cond:.3g}): A has "
-            f"an eigenvalue {complex(near):.6g} at or near 1/({alpha:g} dt) = {pole:.6g}, where "
-            "this bilinear-type map is undefined; choose another dt")
+            f"dt={dt:g} makes {matrix} singular (condition number {cond:.3g}): A has an "
+            f"eigenvalue {complex(near):.6g} at or near {at} = {pole:.6g}, where {what} is "
+            "undefined; choose another dt")
 
 
 def bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
