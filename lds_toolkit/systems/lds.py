@@ -416,8 +416,11 @@ def as_lds(system, name: str = "system") -> LDS:
         raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
                         f"{type(system).__name__}; convert it with control.ss({name}) "
                         "first (the state-space realisation is then python-control's)")
+    hint = ""
+    if callable(getattr(system, "to_lds", None)):  # an S4Recursion or a layer
+        hint = f"; convert it with {name}.to_lds() first"
     raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
-                    f"{type(system).__name__}")
+                    f"{type(system).__name__}{hint}")
 
 
 def require_continuous(system, name: str = "system") -> LDS:
