@@ -38,7 +38,7 @@ class SignalCodec:
     def clear(self, dim: int | None = None) -> None:
         """Forget the form; with ``dim`` the size is fixed (``reset(d_in, d_out)``)."""
         self.kind: str | None = None
-        self.keys: tuple | None = None
+        self.keys: tuple = ()  # the dict keys, in the first call's order (kind "dict")
         self.dim = dim
 
     @property
@@ -66,7 +66,7 @@ class SignalCodec:
             if vec.ndim != 1:
                 raise ValueError(f"{label} must be a number, a 1-D array or a dict of numbers, "
                                  f"got shape {vec.shape}")
-            keys = None
+            keys = ()
         if self.dim is not None and vec.shape != (self.dim,):
             raise ValueError(f"{label} must have shape ({self.dim},), got {vec.shape}")
         if self.kind is None:

@@ -90,6 +90,7 @@ def sample_time(dt) -> float:
 def _options(method: str, dt: float, alpha, prewarp_frequency) -> tuple[float | None, float]:
     """Check ``alpha`` and ``prewarp_frequency`` against ``method``; return (α or None, the
     step the transform uses: ``dt``, or the prewarped ``2 tan(ω dt/2)/ω``)."""
+    a: float | None
     if method == "gbt":
         if alpha is None:
             raise ValueError("method='gbt' needs alpha, the weight in [0, 1] of the generalised "
@@ -123,12 +124,17 @@ def _matched(A, B, C, D, dt):
         raise ValueError("method='matched' (pole-zero matching) is defined for single-input "
                          f"single-output systems (as in python-control), got {B.shape[1]} "
                          f"inputs and {C.shape[0]} outputs")
-    tf = control.ss2tf(control.StateSpace(A, B, C, D, 0))
+    # the transfer function from the system's poles, zeros and DC gain (ss2tf's polynomials
+    # carry round-off in the leading coefficients that scipy then warns about)
+    ss = control.StateSpace(A, B, C, D, 0)
+    poles, zeros = np.linalg.eigvals(A), control.zeros(ss)
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.asarray(tf.dcgain(), dtype=complex)
-    if not np.all(np.isfinite(gain)):
-        raise ValueError("method='matched' fixes the gain by the DC gain, which is infinite for "
-                         "this system (a pole at s = 0); use another method")
+        gain = complex(np.squeeze(ss.dcgain()))
+        unit = complex(np.prod(-zeros) / np.prod(-poles))  # DC gain of the monic zpk form
+    if not (np.isfinite(gain) and np.isfinite(unit) and unit != 0):
+        raise ValueError("method='matched' fixes the gain by the DC gain, which is infinite or "
+                         "zero for this system (a pole or a zero at s = 0); use another method")
+    tf = control.zpk(zeros, poles, (gain / unit).real)
     ssd = control.tf2ss(tf.sample(dt, method="matched"))
     return (np.asarray(ssd.A, float), np.asarray(ssd.B, float), np.asarray(ssd.C, float),
             np.asarray(ssd.D, float))
@@ -161,6 +167,7 @@ def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarr
     if method == "foh":
         Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), dt, method="foh")
     else:  # gbt, euler, backward_diff
+        assert a is not None  # GBT_ALPHA names these methods' weight
         _check_gbt_invertible(A, step, a)
         Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), step, method="gbt",
                                                        alpha=a)

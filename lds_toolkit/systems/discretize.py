@@ -80,14 +80,16 @@ from __future__ import annotations
 
 import control
 
+from .._typing import SystemLike
 from ._discretization import GBT_ALPHA, METHODS, bilinear_core, sample_time, zoh_matrices
 from .lds import LDS, require_continuous
 
 __all__ = ["GBT_ALPHA", "METHODS", "discretize", "s4_bilinear", "zoh_matrices"]
 
 
-def discretize(system, dt: float, method: str = "zoh", *, alpha: float | None = None,
-               prewarp_frequency: float | None = None):
+def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
+               alpha: float | None = None,
+               prewarp_frequency: float | None = None) -> SystemLike:
     """Discretise a continuous-time system with sample time ``dt`` (as
     ``control.sample_system``).
 
@@ -135,7 +137,7 @@ def discretize(system, dt: float, method: str = "zoh", *, alpha: float | None = 
     return sysd
 
 
-def s4_bilinear(system, dt: float) -> LDS:
+def s4_bilinear(system: SystemLike, dt: float) -> LDS:
     """S4's bilinear discretisation (S4++ paper eqs. 3–6): Ā, B̄ as Tustin, C and D unchanged.
 
     The returned :class:`LDS` is meant for the recursion ``x_k = Ā x_{k-1} + B̄ u_k``,

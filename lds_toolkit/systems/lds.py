@@ -47,14 +47,16 @@ from numbers import Real
 import control
 import numpy as np
 
+from .._typing import ArrayLike
 from .._validation import as_float_array, as_matrix, as_square, check_choice
 from ._discretization import discretize_matrices, sample_time
 
 #: Attributes that cannot change after construction (python-control may write an equal value).
 _FROZEN = frozenset({"A", "B", "C", "D", "dt"})
+#: Signal names as python-control takes them: a list of names, one name, or a count.
+SignalNames = list[str] | str | int | None
 #: Values of ``convention=`` of :meth:`LDS.impulse_response`.
 IMPULSE_CONVENTIONS = ("toolkit", "control")
-_NAME_KEYWORDS = ("inputs", "outputs", "states", "name")
 
 
 class LDS(control.StateSpace):
@@ -96,7 +98,7 @@ class LDS(control.StateSpace):
     ValueError
         If a matrix is not 2-D, shapes do not match, entries are not finite, or ``dt < 0``.
     TypeError
-        If ``dt`` is not a number, a bool or None, or an unknown keyword is given.
+        If ``dt`` is not a number, a bool or None.
 
     Examples
     --------
@@ -108,11 +110,10 @@ class LDS(control.StateSpace):
     10.000000000000002
     """
 
-    def __init__(self, A, B, C, D=None, dt=None, **names):
-        unknown = sorted(set(names) - set(_NAME_KEYWORDS))
-        if unknown:
-            raise TypeError(f"LDS got unexpected keyword(s) {unknown}; the keywords are "
-                            f"{list(_NAME_KEYWORDS)} (signal names) besides A, B, C, D, dt")
+    def __init__(self, A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike | None = None,
+                 dt: float | bool | None = None, *, inputs: SignalNames = None,
+                 outputs: SignalNames = None, states: SignalNames = None,
+                 name: str | None = None) -> None:
         A = as_square("A", A)
         n = A.shape[0]
         B = as_matrix("B", B)
@@ -134,6 +135,7 @@ class LDS(control.StateSpace):
             arr = np.array(arr, dtype=np.float64, copy=True)
             arr.setflags(write=False)
             frozen[key] = arr
+        names = {"inputs": inputs, "outputs": outputs, "states": states, "name": name}
         given = {k: v for k, v in names.items() if v is not None}
         super().__init__(frozen["A"], frozen["B"], frozen["C"], frozen["D"], dt,
                          remove_useless_states=False, **given)

@@ -50,6 +50,8 @@ class S4Recursion:
     dt : float or True
         Sample time of the recursion (1: one sample, as the layers export it).
 
+    Notes
+    -----
     The matrices are validated and frozen as an :class:`~lds_toolkit.systems.LDS`'s are.
     """
 
