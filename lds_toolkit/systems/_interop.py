@@ -59,6 +59,7 @@ def time_response(result, *, squeeze: bool | None = None, return_x: bool = False
         output_labels=result.output_labels, input_labels=result.input_labels,
         state_labels=None if n is None else result.state_labels,
         trace_labels=default_labels("trace", batch[0]) if batch else None,
+        trace_types=["forced"] * batch[0] if batch else None,  # python-control's kind
         title=title, sysname=sysname, return_x=return_x, squeeze=squeeze, plot_inputs=True)
 
 
