@@ -240,3 +240,30 @@ def test_cold_oracle_and_last_value():
     last = LastValue()
     last.learn_one(1.0, 3.0)
     assert last.predict_one(0.0) == 3.0
+
+
+# --------------------------------------------------------------- control tools' results
+def test_etc_run_as_time_response_with_the_plants_names():
+    from lds_toolkit.control import ETCSystem, LyapunovRule
+
+    G = ct.ss([[0.0, 1.0], [-2.0, -0.5]], [[0.0], [1.0]], [[1.0, 0.0]], 0,
+              inputs="force", states=["pos", "vel"], name="msd")
+    for loop in (ETCSystem.from_lqr(G, np.eye(2), np.eye(1)),
+                 ETCSystem(G, K=-ct.lqr(G, np.eye(2), np.eye(1))[0])):
+        assert loop.names == {"inputs": ["force"], "states": ["pos", "vel"], "name": "msd"}
+    etc = lt.simulate_etc(loop, LyapunovRule(0.5), [1.0, 0.0], horizon=3.0, output_step=0.01)
+    resp = etc.to_time_response()
+    assert resp.state_labels == ["pos", "vel"] and resp.input_labels == ["force"]
+    np.testing.assert_array_equal(resp.x, etc.x.T)
+    np.testing.assert_array_equal(resp.u, etc.u.T)
+    np.testing.assert_array_equal(resp.time, etc.t)
+    # between events the input is K x(t_i): on the grid it equals K x at the last event
+    idx = np.searchsorted(etc.sample_times, etc.t, side="right") - 1
+    np.testing.assert_allclose(resp.u[0], (etc.sampled_states[idx] @ loop.K.T)[:, 0],
+                               atol=1e-12)
+    cplt = resp.plot()
+    matplotlib.pyplot.close(cplt.figure)
+    bare = ETCSystem(loop.A, loop.B, loop.K)
+    assert bare.names is None
+    resp = lt.simulate_etc(bare, LyapunovRule(0.5), [1.0, 0.0], horizon=1.0).to_time_response()
+    assert resp.state_labels == ["x[0]", "x[1]"] and resp.input_labels == ["u[0]"]
