@@ -251,7 +251,8 @@ class LDS(control.StateSpace):
             names.pop("states")
         return LDS(Ad, Bd, Cd, Dd, dt=sample_time(dt), **names)
 
-    def impulse_response(self, length: int, *, convention: str = "toolkit") -> np.ndarray:
+    def impulse_response(self, length: int | None = None, *,
+                         convention: str = "toolkit") -> np.ndarray:
         """Impulse response of a discrete system, shape (length, d_out, d_in).
 
         ``convention="toolkit"`` (default): the Markov parameters, the response to a unit
@@ -269,6 +270,10 @@ class LDS(control.StateSpace):
         """
         from .._validation import check_positive_int
 
+        if length is None:
+            raise TypeError("LDS.impulse_response(length) returns the first `length` Markov "
+                            "parameters and needs `length`; python-control's response object "
+                            "is control.impulse_response(sys)")
         check_choice("convention", convention, IMPULSE_CONVENTIONS)
         if not self.is_discrete:
             raise ValueError("impulse_response needs a discrete system (dt = 0 here); "

@@ -85,6 +85,8 @@ def test_impulse_response_refusals():
         sys.impulse_response(5, convention="scipy")
     with pytest.raises(ValueError, match="needs a discrete system"):
         _named(dt=0).impulse_response(5)
+    with pytest.raises(TypeError, match=r"needs `length`; .* control.impulse_response\(sys\)"):
+        sys.impulse_response()
 
 
 # ------------------------------------------------------------------------------ discretize
