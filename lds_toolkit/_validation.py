@@ -135,6 +135,19 @@ def memory_bytes() -> int | None:
         return None
 
 
+def available_memory_bytes() -> int | None:
+    """Memory available to a new allocation now: ``MemAvailable`` of ``/proc/meminfo`` on
+    Linux, else the physical memory (:func:`memory_bytes`), else ``None``."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh.read(1 << 16).decode("ascii", "replace").splitlines():
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return memory_bytes()
+
+
 def _human(n_bytes: float) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if n_bytes < 1024 or unit == "EiB":
