@@ -45,6 +45,15 @@ class UnsafeFileError(OSError):
         return f"{self.path}: {self.reason}"
 
 
+def memory_read_cap() -> int:
+    """A size cap for a file that is read whole and then unpacked (a checkpoint, a dataset):
+    half the memory available now (1 TiB where the OS does not say)."""
+    from ._validation import available_memory_bytes
+
+    available = available_memory_bytes()
+    return 2**40 if available is None else max(available // 2, 2**20)
+
+
 def kind_of_mode(mode: int) -> str:
     """``"a regular file"``, ``"a directory"``, ``"a symbolic link"``, ``"a FIFO"``, ..."""
     for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
@@ -210,3 +219,26 @@ def remove_entry(path: str | os.PathLike) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def probe_writable_directory(path: str | os.PathLike) -> Path:
+    """Create ``path`` (with parents) if needed and prove a file can be created in it (a
+    probe file created with ``O_EXCL | O_NOFOLLOW`` and removed). Raises the ``OSError``
+    that stops it (not a directory, permission denied, read-only, name too long, ...)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path))
+    path.mkdir(parents=True, exist_ok=True)
+    probe = path / f".write-test-{os.getpid()}"
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def os_reason(exc: OSError) -> str:
+    """``Permission denied (EACCES)``: the error's text and its errno name."""
+    code = errno.errorcode.get(exc.errno or 0)
+    why = exc.strerror or str(exc)
+    return f"{why} ({code})" if code else why
+

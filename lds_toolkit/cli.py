@@ -153,14 +153,12 @@ def _run_experiments(names, args, scale, overrides, report) -> int:
 
 
 def _os_error_line(exc: OSError) -> str:
-    """``No space left on device (ENOSPC): /path`` for an ``OSError``, on one line."""
-    import errno
+    """``/path: No space left on device (ENOSPC)`` for an ``OSError``, on one line."""
+    from ._safe_files import os_reason
 
     if exc.strerror is None:
         return str(exc).replace("\n", " ")
-    code = errno.errorcode.get(exc.errno or 0, "")
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror}{f' ({code})' if code else ''}"
+    return f"{exc.filename}: {os_reason(exc)}" if exc.filename else os_reason(exc)
 
 
 def _report(args) -> int:

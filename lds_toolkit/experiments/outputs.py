@@ -42,6 +42,8 @@ from .._safe_files import (
     UnsafeFileError,
     digest_regular_file,
     entry_kind,
+    os_reason,
+    probe_writable_directory,
     read_regular_file,
     remove_entry,
 )
@@ -66,12 +68,6 @@ class OutputLockedError(RuntimeError):
 class OutputWarning(UserWarning):
     """An odd entry in a run's directory (a link, FIFO or file where the lock or the task
     directory belongs) was reported and replaced."""
-
-
-def _os_reason(exc: OSError) -> str:
-    code = errno.errorcode.get(exc.errno or 0)
-    why = exc.strerror or str(exc)
-    return f"{why} ({code})" if code else why
 
 
 def check_output_dir(path: str | os.PathLike, name: str = "out", *,
@@ -99,15 +95,10 @@ def check_output_dir(path: str | os.PathLike, name: str = "out", *,
         if kind is not None and not path.is_dir():
             raise ValueError(f"{name} must be a writable directory; {str(path)!r} exists and "
                              f"is {'not a directory' if kind == 'a regular file' else kind}")
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".write-test-{os.getpid()}"
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                     | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable_directory(path)
     except OSError as exc:
         raise ValueError(f"{name} must be a writable directory; cannot write in "
-                         f"{str(path)!r}: {_os_reason(exc)}") from None
+                         f"{str(path)!r}: {os_reason(exc)}") from None
     return path
 
 
@@ -197,7 +188,7 @@ def read_json_file(path: str | os.PathLike, max_bytes: int) -> Any:
     except UnsafeFileError as exc:
         raise ValueError(exc.reason) from None
     except OSError as exc:
-        raise ValueError(f"{path.name} unreadable: {_os_reason(exc)}") from None
+        raise ValueError(f"{path.name} unreadable: {os_reason(exc)}") from None
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._atomic import atomic_write_bytes
+from .._safe_files import UnsafeFileError, read_regular_file
 from .._threads import one_thread
 from .._validation import check_choice, check_fits_in_memory, check_int
 from ._extended import EXTENDED_EPS, refine_eigenpairs
@@ -213,10 +214,14 @@ def _cache_checksum(kind: str, T: int, k: int, precision: str, sigma, phi) -> st
 def _cache_load(path: Path, kind: str, T: int, k: int, precision: str):
     """The cached (sigma, phi), or None (with one warning naming the reason) when the file is
     unreadable, truncated, foreign or altered: it is then recomputed and rewritten."""
+    # a regular file of about the expected size, links not followed, never blocking on a FIFO
+    cap = 8 * (T * k + k) + 2**16
     try:
-        data = path.read_bytes()  # no handle stays open whatever the content
+        data = read_regular_file(path, cap, what="filter cache file")
     except FileNotFoundError:
         return None
+    except UnsafeFileError as exc:
+        return _cache_reject(path, exc.reason)
     except OSError as exc:
         return _cache_reject(path, f"unreadable: {exc.strerror or exc}")
     try:

@@ -35,6 +35,7 @@ from ._validation import (
     check_sequence,
     check_step_input,
     make_dropout,
+    watch_outputs,
 )
 
 # name -> (module, class); a layer module is imported only when its name is first used, so
@@ -101,6 +102,7 @@ class MLP(nn.Module):
 
     def __init__(self, d_model: int, hidden: int, activation: str = "gelu"):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         self.fc1, self.fc2 = nn.Linear(d_model, hidden), nn.Linear(hidden, d_model)
         self.act = _MLP_ACTIVATIONS[activation]
 
@@ -117,6 +119,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int = 1, *, causal: bool = True, seed: Seed = None):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.n_heads = check_int(n_heads, "n_heads", name)

@@ -29,6 +29,7 @@ from ._validation import (
     check_matches_parameters,
     check_nonnegative_float,
     check_sequence,
+    watch_outputs,
 )
 
 __all__ = ["LaSAttention"]
@@ -140,6 +141,7 @@ class LaSAttention(nn.Module):
         alibi: bool = False,
     ) -> None:
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         d_model = check_int(d_model, "d_model", "LaSAttention")
         n_heads = check_int(n_heads, "n_heads", "LaSAttention")
         check_divisible(d_model, n_heads, "d_model", "n_heads", "LaSAttention")

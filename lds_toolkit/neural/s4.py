@@ -54,6 +54,7 @@ from ._validation import (
     check_sequence,
     check_step_input,
     make_dropout,
+    watch_outputs,
 )
 from .dplr import DPLRSSM
 
@@ -456,6 +457,7 @@ class S4(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.activation = check_choice(activation, "activation", name, _ACTIVATIONS)

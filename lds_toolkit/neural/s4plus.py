@@ -59,6 +59,7 @@ from ._validation import (
     check_same_device,
     check_sequence,
     check_step_input,
+    watch_outputs,
 )
 from .s4 import S4, make_ssm
 
@@ -326,6 +327,7 @@ class S4PlusPlus(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.d_qk = check_int(d_qk if d_qk is not None else d_model, "d_qk", name)
