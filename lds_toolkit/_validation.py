@@ -120,6 +120,14 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     return value
 
 
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is ``True`` or ``False`` (numpy's ``bool_`` too); a truthy string such
+    as ``"no"``, a number or ``None`` is a ``TypeError`` (``bool("no")`` is True)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_describe(value)}")
+
+
 def check_choice(name: str, value, choices) -> str:
     """One of a fixed set of strings."""
     if value not in choices:
