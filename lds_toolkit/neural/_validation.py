@@ -91,6 +91,15 @@ def check_finite_input(x: torch.Tensor, owner: str, name: str, *, sequence: bool
         "off with lds_toolkit.neural.input_checks(False)")
 
 
+def check_flag(value, name: str, owner: str) -> bool:
+    """``value`` if it is ``True`` or ``False``: a truthy string (``"no"``), a number or
+    ``None`` is a ``TypeError`` naming the layer and the argument."""
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"{owner}: {name} must be True or False, got {type(value).__name__} "
+                    f"{value!r}")
+
+
 def make_dropout(p, owner: str) -> nn.Module:
     """``nn.Dropout(p)`` for a probability ``p`` in [0, 1), ``nn.Identity()`` for 0."""
     if isinstance(p, bool) or not isinstance(p, Real):

@@ -30,6 +30,7 @@ from ._init import Seed, seeded
 from ._validation import (
     check_choice,
     check_divisible,
+    check_flag,
     check_int,
     check_same_device,
     check_sequence,
@@ -124,7 +125,7 @@ class SelfAttention(nn.Module):
         self.d_model = check_int(d_model, "d_model", name)
         self.n_heads = check_int(n_heads, "n_heads", name)
         check_divisible(d_model, n_heads, "d_model", "n_heads", name)
-        self.causal = bool(causal)
+        self.causal = check_flag(causal, "causal", name)
         with seeded(seed, name):
             self.qkv = nn.Linear(d_model, 3 * d_model)
             self.out = nn.Linear(d_model, d_model)
@@ -176,7 +177,7 @@ class Block(nn.Module):
         check_choice(activation, "activation", name, tuple(_MLP_ACTIVATIONS))
         if not mlp_ratio >= 0:
             raise ValueError(f"{name}: mlp_ratio must be >= 0, got {mlp_ratio}")
-        self.prenorm = bool(prenorm)
+        self.prenorm = check_flag(prenorm, "prenorm", name)
         factory = resolve_layer(layer)
         with seeded(seed, name):
             self.layer = factory(d_model, **(layer_kwargs or {}))
@@ -293,6 +294,7 @@ class SequenceModel(nn.Module):
             )
             self.norm = _norm(norm, d_model)
             self.head = nn.Linear(d_model, self.d_output) if self.d_output is not None else None
+        check_flag(tie_embeddings, "tie_embeddings", name)
         if tie_embeddings:
             if self.vocab_size is None or self.d_output != self.vocab_size:
                 raise ValueError(

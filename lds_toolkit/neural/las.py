@@ -25,6 +25,7 @@ from ._las_core import (
 from ._validation import (
     check_choice,
     check_divisible,
+    check_flag,
     check_int,
     check_matches_parameters,
     check_nonnegative_float,
@@ -153,6 +154,7 @@ class LaSAttention(nn.Module):
         check_choice(alpha_schedule, "alpha_schedule", "LaSAttention", ALPHA_SCHEDULES)
         if not isinstance(alibi, bool):
             raise TypeError(f"LaSAttention: alibi must be a bool, got {type(alibi).__name__}")
+        check_flag(bias, "bias", "LaSAttention")
         if alpha is None:
             rates = las_alpha_init(n_heads, decay_bound, alpha_schedule)
         else:

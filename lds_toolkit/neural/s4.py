@@ -49,6 +49,7 @@ from ._ssm_base import (
 from ._validation import (
     channels_last,
     check_choice,
+    check_flag,
     check_int,
     check_same_device,
     check_sequence,
@@ -464,6 +465,7 @@ class S4(nn.Module):
         if not isinstance(transposed, bool):
             raise TypeError(f"{name}: transposed must be a bool, got {type(transposed).__name__}")
         self.transposed = transposed
+        check_flag(output_linear, "output_linear", name)
         with seeded(seed, name):
             self._build_pre(d_model)
             self.ssm = make_ssm(

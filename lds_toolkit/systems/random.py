@@ -17,7 +17,7 @@ from .regions import Interval
 def _intervals(eigenvalue_intervals) -> list[tuple[float, float]]:
     try:
         items = [tuple(float(v) for v in iv) for iv in eigenvalue_intervals]
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError("eigenvalue_intervals must be a sequence of (low, high) pairs, got "
                         f"{eigenvalue_intervals!r}") from None
     if not items:
@@ -99,6 +99,10 @@ def random_lds(n: int, eigenvalue_intervals: Sequence[Interval | tuple[float, fl
     d_out = check_positive_int("d_out", d_out)
     symmetric = check_bool("symmetric", symmetric)
     feedthrough = check_bool("feedthrough", feedthrough)
+    if dt is not True:  # a discrete system: a sample time > 0 (0 and None mean continuous)
+        if isinstance(dt, bool) or dt is None:
+            raise TypeError(f"dt must be a sample time > 0 or True, got {dt!r}")
+        dt = check_real("dt", dt, low=0.0, low_inclusive=False)
     _check_system_fits("n", n, n, d_in, d_out)
     gen = as_generator(rng)
     lam = draw_eigenvalues(n, eigenvalue_intervals, weights=weights, rng=gen)
