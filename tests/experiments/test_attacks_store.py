@@ -304,3 +304,41 @@ def test_verify_outputs_reads_only_plain_names_of_the_directory(tmp_path):
     (problem,) = verify_outputs(run)
     assert problem.startswith("'../victim/precious.txt': not a plain file name")
     assert (victim / "precious.txt").exists()
+
+
+# ------------------------------------------------------- all at once, in a real process
+
+
+@pytest.mark.slow  # three real CLI runs: about a minute on 2 loaded cores
+def test_the_cli_survives_every_planted_file_at_once_in_bounded_time(tmp_path):
+    """A real ``lds-toolkit reproduce`` on a directory with a FIFO record, a directory record,
+    a /dev/zero link, a sparse 1 GiB array file and the lock linked to an outside file:
+    exit 0 within the timeout, the clean run's summary, nothing outside touched."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "lds_toolkit.cli", "reproduce", "lds-impulse", "--quick",
+           "--seeds", "1", "--no-progress", "--out"]
+    out = tmp_path / "out"
+    subprocess.run(cmd + [str(out)], check=True, capture_output=True, env=env, timeout=300)
+    run = out / "lds-impulse"
+    clean = (run / "summary.json").read_bytes()
+    victim = _outside(tmp_path)
+    before = _snapshot(victim)
+    records = _records(run)
+    assert len(records) == 3
+    _plant(records[0], "fifo", victim)
+    _plant(records[1], "directory", victim)
+    _plant(records[2].with_suffix(".npz"), "sparse-oversize", victim)
+    _plant(records[2], "link-to-dev-zero", victim)
+    (run / ".lock").unlink()
+    (run / ".lock").symlink_to(victim / "precious.txt")
+    proc = subprocess.run(cmd + [str(out)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "3 stored result(s) failed their checks and were recomputed" in proc.stdout
+    assert (run / "summary.json").read_bytes() == clean
+    assert verify_outputs(run) == []
+    assert _snapshot(victim) == before
