@@ -48,7 +48,7 @@ import control
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import as_float_array, as_matrix, as_square, check_choice
+from .._validation import as_float_array, as_matrix, as_square, check_choice, check_real
 from ._discretization import discretize_matrices, sample_time
 
 #: Attributes that cannot change after construction (python-control may write an equal value).
@@ -219,7 +219,9 @@ class LDS(control.StateSpace):
         return float(np.max(np.linalg.eigvals(self.A).real))
 
     def is_stable(self, *, tol: float = 0.0) -> bool:
-        """Asymptotic stability: ρ(A) < 1 - tol (discrete) or max Re λ(A) < -tol (continuous)."""
+        """Asymptotic stability: ρ(A) < 1 - tol (discrete) or max Re λ(A) < -tol (continuous);
+        ``tol`` a finite margin >= 0."""
+        tol = check_real("tol", tol, low=0.0)
         if self.is_discrete:
             return self.spectral_radius() < 1.0 - tol
         return self.spectral_abscissa() < -tol
@@ -229,6 +231,7 @@ class LDS(control.StateSpace):
 
         Only a spectral check: a defective eigenvalue on the boundary is not detected.
         """
+        tol = check_real("tol", tol, low=0.0)
         if self.is_discrete:
             return self.spectral_radius() <= 1.0 + tol
         return self.spectral_abscissa() <= tol
