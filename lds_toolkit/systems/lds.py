@@ -136,6 +136,9 @@ class LDS(control.StateSpace):
             arr.setflags(write=False)
             frozen[key] = arr
         names = {"inputs": inputs, "outputs": outputs, "states": states, "name": name}
+        for key, count, what in (("inputs", B.shape[1], "columns of B"),
+                                 ("outputs", C.shape[0], "rows of C"), ("states", n, "A's size")):
+            _check_names(key, names[key], count, what)
         given = {k: v for k, v in names.items() if v is not None}
         super().__init__(frozen["A"], frozen["B"], frozen["C"], frozen["D"], dt,
                          remove_useless_states=False, **given)
@@ -366,6 +369,19 @@ class LDS(control.StateSpace):
             kind = f"discrete, dt={self.dt:g}"
         return (f"LDS(n={self.n_states}, d_in={self.n_inputs}, d_out={self.n_outputs}, "
                 f"{kind})")
+
+
+def _check_names(key: str, value, count: int, what: str) -> None:
+    """Signal names must be as many as the signals (python-control would report a matrix shape
+    mismatch instead)."""
+    if value is None or isinstance(value, int | np.integer) and not isinstance(value, bool):
+        got = count if value is None else int(value)
+    elif isinstance(value, str):
+        got = 1
+    else:
+        got = len(value)
+    if got != count:
+        raise ValueError(f"{key} must name the {count} {key} ({what}), got {got}: {value!r}")
 
 
 def sampled_name(name: str) -> str:

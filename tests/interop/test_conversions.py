@@ -67,6 +67,17 @@ def test_equality_is_identity_as_in_python_control():
     assert not a.equals(a.with_matrices(dt=0.2)) and not a.equals("plant")
 
 
+def test_names_must_match_the_signals():
+    with pytest.raises(ValueError, match=r"inputs must name the 2 inputs \(columns of B\), "
+                                         r"got 1: \['a'\]"):
+        LDS(np.eye(3), np.ones((3, 2)), np.ones((1, 3)), inputs=["a"])
+    with pytest.raises(ValueError, match=r"states must name the 3 states"):
+        LDS(np.eye(3), np.ones((3, 2)), np.ones((1, 3)), states="s")
+    with pytest.raises(ValueError, match="'.' not allowed"):       # python-control's check
+        LDS(np.eye(3), np.ones((3, 2)), np.ones((1, 3)), name="a.b")
+    assert LDS(np.eye(3), np.ones((3, 2)), np.ones((1, 3)), outputs="y").output_labels == ["y"]
+
+
 def test_from_statespace_keeps_names_and_refuses_unspecified_timebase():
     ss = ct.ss(np.eye(2) * -1, np.ones((2, 1)), np.ones((1, 2)), 0, **{
         "inputs": "u", "outputs": "y", "states": ["s", "t"], "name": "G"})
