@@ -69,6 +69,11 @@ class Experiment(ABC):
     scales : tuple of str
         The scales it defines: ``("quick", "medium", "paper")``, plus ``"gpu"`` for the
         experiments with a configuration sized for one GPU.
+    ranges : dict
+        Entry name -> :class:`~lds_toolkit.experiments.ranges.Spec` for every config entry
+        (``seeds`` is declared for all experiments).
+    relations : tuple of Relation
+        Orderings between entries (``k <= T``).
     """
 
     name: str = ""
@@ -77,6 +82,16 @@ class Experiment(ABC):
     single_threaded: bool = True
     claims: tuple = ()
     scales: tuple = COMMON_SCALES
+    #: What each config entry may hold (see :mod:`lds_toolkit.experiments.ranges`); checked,
+    #: with ``relations`` and :meth:`largest_array`, before any task runs.
+    ranges: dict = {}
+    relations: tuple = ()
+
+    def largest_array(self, config: dict[str, Any]) -> tuple[float, str] | None:
+        """``(bytes, description)`` of the largest single array a task of ``config``
+        allocates, checked against the memory available before any task runs (default:
+        no estimate)."""
+        return None
 
     @abstractmethod
     def config(self, scale: str, seeds: int | None) -> dict[str, Any]:

@@ -41,13 +41,14 @@ channel; each stored complex mode stands for a conjugate pair and counts twice):
   response to the per-channel time average of v (``dc``) and to the rest, on the nominal input
   and on ``long_factor`` times as many samples of the same sine (``long_*``), with the layer's
   memory lengths (:func:`lds_toolkit.memory_length`, ε = 1e-2, per channel);
-* **where NSS would appear** — from ``layer.to_lds(h)`` (the trained (Ā, B̄, C, D) of every
-  channel h): the moduli :math:`|\lambda(\bar A)|` at the trained step and at ``rates``
-  times it, the spectral radius, and the contraction :math:`\rho` certified by a discrete
-  Lyapunov function (:func:`lds_toolkit.control.discrete_certificate`, with cond(P)). A
-  perturbation of the input at step j reaches step k multiplied by :math:`\bar A^{k-j}`; it
-  grows (NSS) only for :math:`|\lambda| > 1`, and reaches Fig. 1's :math:`10^6` within the
-  sequence only for :math:`|\lambda| \ge 10^{6/L}` (``nss_threshold``);
+* **where NSS would appear** — from ``layer.to_lds(h)`` (the trained recursion of every
+  channel h, realised as (Ā, B̄, CĀ, D + CB̄)): the moduli :math:`|\lambda(\bar A)|` at the
+  trained step and at ``rates`` times it, the spectral radius, and the contraction
+  :math:`\rho` certified by a discrete Lyapunov function
+  (:func:`lds_toolkit.control.discrete_certificate`, with cond(P)). A perturbation of the
+  input at step j reaches step k multiplied by :math:`\bar A^{k-j}`; it grows (NSS) only for
+  :math:`|\lambda| > 1`, and reaches Fig. 1's :math:`10^6` within the sequence only for
+  :math:`|\lambda| \ge 10^{6/L}` (``nss_threshold``);
 * training-loss curve, gradient norm and the **sum of parameter gradients**
   :math:`\sum_\theta \partial\mathcal L/\partial\theta` (what Fig. 4 plots: "the sum of
   parameter gradients"), all before any clipping (none is applied).
@@ -69,6 +70,7 @@ from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
 from ..scales import by_scale
+from ._config_ranges import TRAINING_RANGES, Int, Real, activations, model_names
 from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
@@ -179,6 +181,19 @@ class NssS4(NeuralExperiment):
               spread="final_loss_ratio_seeds/s4+",
               note="Per seed against S4 on the same data; mean of the last 100 steps."),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "n_points": Int(2, 10**7),
+              "frequency": Real(0.0, 1e6, low_open=True), "jitter": Real(0.0, 1e3),
+              "n_perturbations": Int(1, 10**6), "long_factor": Int(1, 10**4),
+              "steps": Int(1, 10**9), "d_model": Int(1, 2**16), "d_state": Int(1, 2**16),
+              "models": model_names(*MODELS)}
+
+    def largest_array(self, config):
+        L = config["n_points"] * config["long_factor"]
+        return max(activations(1, L, config["d_model"]),
+                   (8.0 * config["d_model"] * config["d_state"] * L,
+                    f"the ({config['d_model']}, {config['d_state']}, {L}) SSM kernel terms"))
 
     def config(self, scale, seeds):
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
