@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import list_experiments
-from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
+from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim
 from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
 
 

@@ -144,12 +144,13 @@ def scale_config(scale: str) -> dict:
                    seeds=2, models=["alibi", "l-only", "s-only", "s+alibi", "las"],
                    plateau=dict(PLATEAU, window=10))
     elif scale == "gpu":
-        # about 40 minutes of one H100 (an estimate: Table 3 at ~10-20 GPU-hours per variant
-        # for 288 000 steps of 50 gives 0.125-0.25 s per step; no GPU was lent to the sessions
-        # that wrote this): Table 4's ListOps model and normalisation, the comparison the CPU
-        # scales leave open (does smoothing pay off once trained: LaS against L-only), 2 seeds,
-        # 2500 steps of 50 each (10 000 steps: 21-42 min; 125K expressions per run, ~2.6 % of
-        # Table 4's 50 epochs of 96K)
+        # about 20-25 minutes of one H100 (measured on an H100 80GB: 0.107 s per step of 50
+        # for LaS, 0.136 s for L-only, warm-up and evaluations included; four runs as four
+        # processes on the GPU finished none in 545 s: docs/experiments/las-ablation.md):
+        # Table 4's ListOps model and normalisation, the comparison the CPU scales leave open
+        # (does smoothing pay off once trained: LaS against L-only), 2 seeds, 2500 steps of
+        # 50 each (10 000 steps; 125K expressions per run, ~2.6 % of Table 4's 50 epochs of
+        # 96K)
         cfg.update(min_length=500, max_length=2000, n_train=32000, n_valid=500,
                    n_test=2000, d_model=256, n_layers=6, max_steps=2500, batch_size=50,
                    eval_every=250, seeds=2, models=["l-only", "las"], norm="batch",
