@@ -33,7 +33,7 @@ from .._atomic import remove_temporaries
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._validation import check_int
-from .base import Experiment, get_experiment
+from .base import Experiment, check_requirements, get_experiment
 from .outputs import RunLock, check_output_dir, write_outputs
 from .overrides import apply_overrides
 from .scales import check_scale
@@ -100,13 +100,18 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     Raises
     ------
     ValueError
-        A bad argument, or ``out`` not a writable directory (both before any task runs).
+        A bad argument (an unknown ``name``: :class:`~.base.UnknownExperimentError`), or
+        ``out`` not a writable directory (both before any task runs).
+    MissingDependencyError
+        The experiment needs an optional dependency that is not installed (torch: the
+        ``nn`` extra), before any task runs.
     OutputLockedError
         Another run is writing to ``out/name``.
     ConnectionError
         The Dask ``scheduler`` did not answer.
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
+    check_requirements(exp)
     scale = resolve_scale(scale, quick)
     config = build_config(exp, scale=scale, seeds=seeds, seed=seed, overrides=overrides)
     tasks = [to_jsonable(t) for t in exp.tasks(config)]
@@ -150,11 +155,19 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             "numpy": np.__version__,
         }
         figures = write_outputs(outdir, summary, arrays,
-                                lambda: exp.plot(config, summary, arrays, outdir),
+                                lambda: _plot(exp, config, summary, arrays, outdir),
                                 {**run_info,
                                  "total_seconds": round(time.perf_counter() - started, 3)})
     return RunResult(exp.name, summary, arrays, outdir, figures, stats)
 
+
+def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:
+    """``exp.plot(...)`` in the toolkit's figure style, matplotlib's parameters restored
+    afterwards (:func:`~lds_toolkit.experiments.plotting.style`)."""
+    from .plotting import style
+
+    with style():
+        return exp.plot(config, summary, arrays, outdir)
 
 
 def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,

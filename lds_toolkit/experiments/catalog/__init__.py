@@ -13,14 +13,18 @@ what they hold:
   ``lengen-region-b``, ``lengen-alg2``);
 * :mod:`._neural_common`: what the torch experiments share (device and threads, seeds,
   scales, the plateau rule, reductions over seeds);
-* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures.
+* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures;
+* :mod:`._cloze_layers`: the S4 + cross-attention layer of ``cloze`` (a ``torch.nn.Module``).
 
 To add an experiment: write ``catalog/NAME_with_underscores.py`` with an
 :class:`~lds_toolkit.experiments.Experiment` subclass decorated with
 :func:`~lds_toolkit.experiments.register`, and add ``"NAME": "NAME_with_underscores"`` to
-:data:`EXPERIMENT_MODULES`. Modules needing torch are listed as unavailable when torch is
-missing. This file imports no experiment module: the mapping can be read without paying for
-any of them.
+:data:`EXPERIMENT_MODULES`. Every experiment module imports without torch: a neural one
+imports torch and :mod:`lds_toolkit.neural` inside the functions that train and measure, and
+declares ``requires = ("torch",)`` (its private helpers that subclass torch classes, like
+:mod:`._cloze_layers`, are imported there too). This file imports no experiment module: the
+mapping can be read without paying for any of them, and ``get_experiment(NAME)`` imports only
+NAME's module.
 """
 
 #: Registered name -> module of this package defining it, cheapest quick run first (the

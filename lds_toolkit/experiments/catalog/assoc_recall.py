@@ -45,13 +45,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from ...neural import SequenceModel
-from ...neural.tasks import associative_recall
-from ...neural.training import train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
@@ -61,11 +58,15 @@ from ._neural_common import (
     plateau_rule,
     require_defined_scale,
     spread,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
     training_record,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
+    from ...neural import SequenceModel
 
 MODELS = ("focus", "focus-nc", "focus-st", "focus-h", "las", "s4++", "transformer")
 FOCUS_MODELS = ("focus", "focus-nc", "focus-st", "focus-h")
@@ -108,6 +109,8 @@ def length_plateau(config: dict, train_cfg: dict):
 
 
 def build_model(name: str, config: dict, length: int, seed: int) -> SequenceModel:
+    from ...neural import SequenceModel
+
     return SequenceModel(config["width"], config["n_layers"], LAYERS[name][0],
                          layer_kwargs=layer_kwargs(name, config, length),
                          vocab_size=config["vocab_size"], mlp_ratio=config["mlp_ratio"],
@@ -138,15 +141,17 @@ def query_split(data, chunk: int) -> np.ndarray:
     return np.minimum(back, 2)
 
 
-@torch.no_grad()
 def query_predictions(model, data, *, batch_size: int, device) -> np.ndarray:
     """The model's answer (argmax id) at the last position of every sequence."""
-    model.eval()
-    x = torch.as_tensor(data.inputs, dtype=torch.int64)
-    out = [model(x[i:i + batch_size].to(device))[:, -1].argmax(-1).cpu()
-           for i in range(0, len(x), batch_size)]
-    model.train()
-    return torch.cat(out).numpy()
+    import torch
+
+    with torch.no_grad():
+        model.eval()
+        x = torch.as_tensor(data.inputs, dtype=torch.int64)
+        out = [model(x[i:i + batch_size].to(device))[:, -1].argmax(-1).cpu()
+               for i in range(0, len(x), batch_size)]
+        model.train()
+        return torch.cat(out).numpy()
 
 
 def wilson_lower(correct: int, n: int, z: float = 1.96) -> float:
@@ -263,6 +268,9 @@ class AssocRecall(NeuralExperiment):
                 for m in config["models"] if m in config["models_at"].get(str(n), [])]
 
     def run_task(self, config, task, rng):
+        from ...neural.tasks import associative_recall
+        from ...neural.training import train
+
         n, name = task["length"], task["model"]
         # every length's data from the seed's stream, in order: identical for every model
         data = None
@@ -283,7 +291,8 @@ class AssocRecall(NeuralExperiment):
                         weight_decay=config["weight_decay"], eval_every=tcfg["eval_every"],
                         eval_batch_size=eval_batch_size(n),
                         target_accuracy=config["target_accuracy"],
-                        plateau=length_plateau(config, tcfg), seed=seed, device=device)
+                        plateau=length_plateau(config, tcfg), seed=seed, device=device,
+                        callback=step_progress(tcfg["max_steps"]))
             pred = (query_predictions(model, test_set, batch_size=eval_batch_size(n),
                                       device=device)
                     if not res.diverged else None)

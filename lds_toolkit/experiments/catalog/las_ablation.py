@@ -51,10 +51,6 @@ import functools
 
 import numpy as np
 
-from ...neural import LaSAttention, SequenceModel
-from ...neural._las_core import eld_factors, las_alpha_init
-from ...neural.tasks import listops
-from ...neural.training import evaluate, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
@@ -67,6 +63,7 @@ from ._neural_common import (
     plateau_rule,
     require_defined_scale,
     spread,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
@@ -95,6 +92,8 @@ def layer_options(name: str, config: dict) -> dict:
 
 
 def layer_factory(name: str, config: dict):
+    from ...neural import LaSAttention
+
     opts = layer_options(name, config)
     return lambda d: LaSAttention(d, **opts)
 
@@ -103,6 +102,8 @@ def layer_factory(name: str, config: dict):
 def _listops_cached(n: int, min_length: int, max_length: int, seed: int):
     """Generated ListOps, cached per process: every model of a seed trains on the same data
     (generating 500-2000-token expressions by rejection takes ~25 s)."""
+    from ...neural.tasks import listops
+
     return listops(n, min_length=min_length, max_length=max_length, rng=seed)
 
 
@@ -172,6 +173,9 @@ class LaSAblation(NeuralExperiment):
         return cfg
 
     def run_task(self, config, task, rng):
+        from ...neural import SequenceModel
+        from ...neural.training import evaluate, train
+
         n_tr, n_va, n_te = config["n_train"], config["n_valid"], config["n_test"]
         data = _listops_cached(n_tr + n_va + n_te, config["min_length"], config["max_length"],
                                int(rng.integers(0, 2**63 - 1)))
@@ -190,7 +194,7 @@ class LaSAblation(NeuralExperiment):
                         warmup=config["warmup"], weight_decay=config["weight_decay"],
                         eval_every=config["eval_every"], plateau=plateau_rule(config),
                         crop=config["crop"], bucket=config["bucket"], eval_batch_size=32,
-                        seed=seed, device=device)
+                        seed=seed, device=device, callback=step_progress(config["max_steps"]))
             test = (evaluate(model, test_set, batch_size=32, device=device,
                              crop=config["crop"])
                     if not res.diverged else {"accuracy": float("nan")})
@@ -202,6 +206,8 @@ class LaSAblation(NeuralExperiment):
                 "majority_accuracy": majority, **rec}
 
     def summarize(self, config, tasks, results):
+        from ...neural._las_core import eld_factors, las_alpha_init
+
         models = config["models"]
         by = by_model(config, tasks, results)
         acc = {m: [r["accuracy"] for r in by[m]] for m in models}

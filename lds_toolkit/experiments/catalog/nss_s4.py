@@ -59,12 +59,10 @@ Model: linear encoder 1 -> d, one residual block with the SSM layer and no MLP o
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...neural import SequenceModel
-from ...neural.tasks import SequenceTask, sine_fit
-from ...neural.training import evaluate, predict, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
@@ -76,6 +74,7 @@ from ._neural_common import (
     plateau_rule,
     spread,
     stack_ragged,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
@@ -93,6 +92,10 @@ from ._nss_s4_measures import (
     weighted_state_volume,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
+    from ...neural import SequenceModel
+    from ...neural.tasks import SequenceTask
+
 MODELS = ("s4", "s4d", "s4+", "s4d-free")
 #: layer name and keyword arguments of each model
 LAYERS = {"s4": ("s4", {"mode": "dplr"}),
@@ -106,6 +109,8 @@ COLORS = {"s4": "#1f77b4", "s4d": "#2ca02c", "s4+": "#d62728", "s4d-free": "#946
 
 def build_model(name: str, config: dict, seed: int) -> SequenceModel:
     """Encoder 1 -> d_model, one residual block around the model's SSM layer, head d -> 1."""
+    from ...neural import SequenceModel
+
     layer, kwargs = LAYERS[name]
     return SequenceModel(config["d_model"], 1, layer,
                          layer_kwargs={"d_state": config["d_state"], **kwargs},
@@ -114,6 +119,8 @@ def build_model(name: str, config: dict, seed: int) -> SequenceModel:
 
 def stack_tasks(tasks: list) -> SequenceTask | None:
     """One :class:`SequenceTask` holding the sequences of several (None for none)."""
+    from ...neural.tasks import SequenceTask
+
     if not tasks:
         return None
     return SequenceTask(*(np.concatenate([getattr(t, k) for t in tasks])
@@ -196,6 +203,9 @@ class NssS4(NeuralExperiment):
         return cfg
 
     def run_task(self, config, task, rng):
+        from ...neural.tasks import sine_fit
+        from ...neural.training import train
+
         n, freq, jit = config["n_points"], config["frequency"], config["jitter"]
         data = sine_fit(n, frequency=freq)
         seed = torch_seed(rng)
@@ -212,7 +222,7 @@ class NssS4(NeuralExperiment):
                         schedule=config["schedule"], grad_clip=None, divergence_factor=None,
                         eval_every=config["eval_every"] if validation is not None else 0,
                         plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=grads)
+                        callback=step_progress(config["steps"], grads))
             record = {**training_record(res), "grad_sum_curve": np.asarray(grads.values),
                       "eval_steps": res.evals["step"], "eval_loss": res.evals["loss"]}
             if res.diverged:
@@ -223,6 +233,8 @@ class NssS4(NeuralExperiment):
 
     @staticmethod
     def _measure(model, data, perturbed, config):
+        from ...neural.training import evaluate, predict
+
         u = data.inputs[0]
         pred = predict(model, data)[0, :, 0]
         v, x, C = layer_states(model, u)
