@@ -27,20 +27,21 @@ mapping can be read without paying for any of them, and ``get_experiment(NAME)``
 NAME's module.
 """
 
-#: Registered name -> module of this package defining it, cheapest quick run first (the
-#: numpy experiments, then the torch ones by their committed quick run time).
+#: Registered name -> module of this package defining it, cheapest quick run first (``reproduce
+#: all`` runs them in this order): the numpy experiments, then the torch ones by their quick
+#: run time (each under 30 s on 2 cores, see docs/results/quick/*/run.json).
 EXPERIMENT_MODULES: dict[str, str] = {
     "lengen-regions": "lengen_regions",
-    "lds-impulse": "lds_impulse",
-    "lengen-region-a": "lengen_region_a",
-    "lengen-region-b": "lengen_region_b",
     "lengen-alg2": "lengen_alg2",
+    "lengen-region-b": "lengen_region_b",
+    "lengen-region-a": "lengen_region_a",
+    "lds-impulse": "lds_impulse",
     "nss-etc": "nss_etc",
     "regret-scaling": "regret_scaling",
-    "induction-heads": "induction_heads",
-    "cloze": "cloze",
     "nss-s4": "nss_s4",
-    "lds-streams": "lds_streams",
-    "assoc-recall": "assoc_recall",
+    "induction-heads": "induction_heads",
     "las-ablation": "las_ablation",
+    "lds-streams": "lds_streams",
+    "cloze": "cloze",
+    "assoc-recall": "assoc_recall",
 }

@@ -147,7 +147,7 @@ class InductionHeads(NeuralExperiment):
                "eval_every": by_scale(scale, quick=50, medium=100, paper=50),
                "target_accuracy": by_scale(scale, quick=0.995, medium=None, paper=0.995),
                "plateau": by_scale(scale, quick=None, medium=ACCURACY_PLATEAU, paper=None),
-               "seeds": by_scale(scale, quick=5, medium=8, paper=10)}
+               "seeds": by_scale(scale, quick=3, medium=8, paper=10)}
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg

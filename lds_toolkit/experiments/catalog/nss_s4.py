@@ -190,13 +190,14 @@ class NssS4(NeuralExperiment):
     def config(self, scale, seeds):
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
                "n_perturbations": 10, "long_factor": 10,
-               "steps": by_scale(scale, quick=1000, medium=4000, paper=2000),
+               # quick: the pipeline in ~15 s on 2 cores (one seed, 500 steps)
+               "steps": by_scale(scale, quick=500, medium=4000, paper=2000),
                "schedule": by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
                "n_validation": by_scale(scale, quick=0, medium=5, paper=0),
                "eval_every": by_scale(scale, quick=0, medium=50, paper=0),
                "plateau": by_scale(scale, quick=None, medium=PLATEAU, paper=None),
                "lr": 3e-3, "warmup": 100, "d_model": 16, "d_state": 64,
-               "seeds": by_scale(scale, quick=2, medium=8, paper=10),
+               "seeds": by_scale(scale, quick=1, medium=8, paper=10),
                "models": list(MODELS)}
         if seeds is not None:
             cfg["seeds"] = seeds
