@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
+from .._tqdm import tqdm
 from .progress import ProgressBoard, file_reporter, reporting_to
 from .store import StoredTaskRejected, TaskKey, TaskStore
 
