@@ -1,8 +1,8 @@
 # Two commands on a fresh machine (each creates .venv and installs what it needs):
 #   make figures   quick reproduction of every registered experiment into figures/; installs
 #                  only the package and torch (the nn extra)
-#   make test      ruff, mypy and the default test suite (< 6 min on 2 cores); adds the test,
-#                  type-check and docs tools (the dev, dist and docs extras)
+#   make test      ruff, mypy and the default test suite; adds the test, type-check and docs
+#                  tools (the dev, dist and docs extras)
 # On Linux without an NVIDIA GPU, take torch's CPU wheel (PyPI's Linux wheel is the CUDA build,
 # several GB):  make figures TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench,
@@ -69,10 +69,11 @@ test: $(DEV)
 docs: $(DEV)
 	$(BIN)/mkdocs build --strict
 
-# Serve site/ on localhost, load pages in headless Chromium (Debian's package: apt-get
-# install chromium), fail on console errors or missing images, screenshots in docs-check/.
+# Read every page for raw math and code-block equations, then serve site/ on localhost and
+# load pages in headless Chromium (Debian's package: apt-get install chromium); fail on console
+# errors, missing images or unrendered equations; screenshots in docs-check/.
 docs-check: docs
-	@test -x $(BIN)/playwright || $(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[browser]"
+	@test -x $(BIN)/playwright || $(PIP) -e ".[browser]"
 	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
 
 # Copy the runs under FROM (default figures/) into docs/results/ and regenerate the

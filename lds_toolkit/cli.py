@@ -27,8 +27,8 @@ from .experiments.base import SCALES
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``lds-toolkit reproduce`` and the ``simulations/`` scripts."""
     parser.add_argument("--scale", choices=SCALES, default=None,
-                        help="quick (CI, a CPU minute), medium (CPU evidence, trained to a "
-                             "plateau) or paper (default)")
+                        help="quick (the pipeline: each experiment within 30 s on 2 cores), "
+                             "medium (CPU evidence, trained to a plateau) or paper (default)")
     parser.add_argument("--quick", action="store_true", help="same as --scale quick")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
     parser.add_argument("--set", dest="overrides", action="append", default=[],

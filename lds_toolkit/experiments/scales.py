@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from .._validation import check_choice
 
-#: The three scales of every experiment: ``"quick"`` (CI, a CPU minute), ``"medium"``
-#: (CPU evidence: trained to a plateau where training is involved; the neural set within
-#: an hour on 2 cores) and ``"paper"`` (the papers' sizes; the neural ones want a GPU).
+#: The three scales of every experiment: ``"quick"`` (the pipeline: each experiment within
+#: 30 s on 2 cores), ``"medium"`` (CPU evidence: trained to a plateau where training is
+#: involved; the neural set within an hour on 2 cores) and ``"paper"`` (the papers' sizes;
+#: the neural ones want a GPU).
 SCALES = ("quick", "medium", "paper")
 
 
