@@ -10,9 +10,12 @@ written), uses every plotting helper, and compares.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 CODE = textwrap.dedent("""
     import json, sys
@@ -62,3 +65,36 @@ def test_backend_and_rcparams_are_untouched(tmp_path):
     for p in got["figures"]:  # written by the format's own canvas, whatever the backend
         data = open(p, "rb").read(8)
         assert data.startswith(b"\x89PNG" if p.endswith(".png") else b"%PDF"), p
+
+
+def test_a_notebook_keeps_its_inline_plots_after_toolkit_calls():
+    """In a Jupyter kernel (the inline backend, as a reader of the tutorials has it), a plot
+    made after listing the experiments and using the plotting helpers still shows inline."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import matplotlib, numpy as np\n"
+            "import lds_toolkit as lt\n"
+            "from lds_toolkit.experiments import plotting\n"
+            "names = lt.list_experiments()\n"
+            "fig, ax = plotting.figure(1, 1)\n"
+            "plotting.band(ax, np.arange(3), np.ones((2, 3)))\n"
+            "print(matplotlib.get_backend())"),
+        nbformat.v4.new_code_cell(
+            "import matplotlib.pyplot as plt\n"
+            "plt.plot([1, 2, 3])\n"
+            "plt.show()"),
+    ]
+    env_backend = os.environ.pop("MPLBACKEND", None)  # the kernel picks Jupyter's inline one
+    try:
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+    backend = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "inline" in backend, nb.cells[0].outputs
+    images = [o for o in nb.cells[1].outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 1, nb.cells[1].outputs
