@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 #: Seconds between two reports of one task (and between two refreshes of the bar).
 MIN_INTERVAL = 0.5
@@ -92,7 +93,7 @@ class ProgressBoard:
     read by a thread every :data:`MIN_INTERVAL` seconds while the board is open (``with
     board:``). ``board.done(i)`` forgets a finished task."""
 
-    def __init__(self, bar):
+    def __init__(self, bar: Any) -> None:
         self.bar = bar
         self._counts: dict[str, tuple[int, int]] = {}
         self._finished: set[str] = set()
