@@ -74,3 +74,14 @@ def test_the_mapping_is_read_without_importing_an_experiment():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_reproduce_all_runs_the_cheap_numpy_experiments_before_the_torch_ones():
+    """``reproduce all`` follows EXPERIMENT_MODULES (cheapest quick run first): every numpy
+    experiment (seconds) before any torch one (tens of seconds)."""
+    from lds_toolkit.experiments.base import get_experiment, known_names
+
+    names = [n for n in known_names() if n in EXPERIMENT_MODULES]
+    assert names == list(EXPERIMENT_MODULES)
+    needs_torch = [bool(get_experiment(n).requires) for n in names]
+    assert needs_torch == sorted(needs_torch) and any(needs_torch) and not all(needs_torch)
