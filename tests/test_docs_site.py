@@ -94,3 +94,25 @@ def test_the_math_check_catches_what_it_is_for():
     assert len(check.page_problems(raw, prose=False)) == 2
     assert check.page_problems(marked, prose=True) == []
     assert check.page_problems("<p>costs $5 and $10</p>", prose=True) == []
+
+
+def test_published_tutorial_outputs_show_nothing_of_the_building_machine():
+    import importlib.util
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs" / "_site" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                           text=f"{sys.prefix}/tqdm/auto.py: TqdmWarning"),
+                    nbformat.v4.new_output("stream", name="stdout", text="events: 21\n")]
+    nb.cells = [cell]
+    out = hooks.published_outputs(nb, "t.py")
+    assert [o["name"] for o in out.cells[0].outputs] == ["stdout"]  # stderr dropped
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout",
+                                               text=f"saved to {ROOT}/figures/x.png\n"))
+    with pytest.raises(ValueError, match="building machine's path"):
+        hooks.published_outputs(nb, "t.py")
