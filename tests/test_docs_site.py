@@ -79,6 +79,9 @@ def test_one_math_mechanism_no_raw_math_no_equations_in_code_blocks(site):
     for page in ("systems.html", "control.html", "learning/spectral_filtering.html",
                  "layers/focus.html", "layers/las.html"):
         assert (site / page).read_text().count('class="arithmatex"') >= 10, page
+    # docstrings' :math: roles and .. math:: blocks render like every other equation
+    neural = (site / "api" / "neural.html").read_text()
+    assert ":math:" not in neural and 'class="arithmatex"' in neural
 
 
 def test_the_math_check_catches_what_it_is_for():
@@ -94,6 +97,7 @@ def test_the_math_check_catches_what_it_is_for():
     assert len(check.page_problems(raw, prose=False)) == 2
     assert check.page_problems(marked, prose=True) == []
     assert check.page_problems("<p>costs $5 and $10</p>", prose=True) == []
+    assert len(check.page_problems("<p>Let :math:`v_1` be</p>", prose=False)) == 1
 
 
 def test_published_tutorial_outputs_show_nothing_of_the_building_machine():

@@ -4,9 +4,9 @@ First, without a browser, every page of ``site/`` is read (:func:`static_problem
 site has one math mechanism (pymdownx.arithmatex marks ``$…$``/``$$…$$`` in the Markdown,
 the vendored KaTeX renders them), so the check fails on
 
-* raw math left in the text of any page: a ``$…$`` or a LaTeX command (``\frac{``) outside
-  code and outside the marked equations (a dollar that arithmatex did not take, e.g. next
-  to a space, or math written in the wrong place);
+* raw math left in the text of any page: a ``$…$``, a LaTeX command (``\frac``) or a
+  Sphinx ``:math:`` role outside code and outside the marked equations (a dollar that
+  arithmatex did not take, e.g. next to a space, or a docstring's math not converted);
 * a code block without a language (or marked ``text``, what an unlabelled block becomes) in
   a prose page (the user guide, the home and getting started pages, :data:`PROSE`):
   equations belong in ``$$ … $$``, code names its language (``python``, ``bash``).
@@ -56,7 +56,7 @@ _MATH = re.compile(r'<(span|div) class="arithmatex">.*?</\1>', re.S)
 _CODE = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S)
 _DROP = re.compile(r"<(script|style|head|nav|header|footer)\b[^>]*>.*?</\1>", re.S)
 _RAW_MATH = re.compile(r"(?<![\w$])\$(?=\S)[^$\n]{1,200}?(?<=\S)\$(?![\w$])|\$\$|"
-                       r"\\(?:frac|sum|int|mathrm|lVert|rvert|alpha|lambda|sigma)\b")
+                       r":math:`|\\[a-zA-Z]{2,}\b")
 _BLOCK = re.compile(r'(<div class="([^"]*)highlight[^"]*">)?<pre\b[^>]*>(.*?)</pre>', re.S)
 
 
