@@ -1,13 +1,14 @@
 """``lds-toolkit`` command line: list and reproduce registered experiments.
 
 Exit status: 0 success; 1 a run that could not proceed (its output directory is locked by
-another run, the Dask scheduler does not answer, an optional dependency such as torch is
-missing: one line naming the extra that installs it); 2 a bad argument (an unknown
-experiment name gets a "did you mean"), reported in one line before any task runs; 128 + N
-when stopped by signal N (SIGINT: 130, SIGTERM: 143), after the local worker processes were
-shut down. ``reproduce all`` without torch runs the experiments that need none and ends with
-one line naming the extra the others need (exit 1). Finished tasks are stored in every case,
-so the same command resumes.
+another run, the Dask scheduler does not answer, a file cannot be written: disk full, name
+too long, permission denied; an optional dependency such as torch is missing: one line naming
+the extra that installs it); 2 a bad argument (an unknown experiment name gets a "did you
+mean"), reported in one line before any task runs; 128 + N when stopped by signal N (SIGINT:
+130, SIGTERM: 143), after the local worker processes were shut down. ``reproduce all``
+without torch runs the experiments that need none and ends with one line naming the extra
+the others need (exit 1). Finished tasks are stored in every case, so the same command
+resumes.
 """
 
 from __future__ import annotations
@@ -147,6 +148,10 @@ def _run_experiments(names, args, scale, overrides, report, starting=None) -> in
     except (OutputLockedError, ConnectionError, MissingDependencyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # disk full, name too long, permission denied, an odd file
+        print(f"error: {_os_error_line(exc)}; no run.json was written, so nothing of this run "
+              "is vouched for (finished tasks are stored)", file=sys.stderr)
+        return 1
     except ValueError as exc:  # a bad --out found while running (e.g. a file named NAME)
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -167,6 +172,15 @@ def _unknown_names(names: Sequence[str]) -> str:
     return ""
 
 
+def _os_error_line(exc: OSError) -> str:
+    """``/path: No space left on device (ENOSPC)`` for an ``OSError``, on one line."""
+    from ._safe_files import os_reason
+
+    if exc.strerror is None:
+        return str(exc).replace("\n", " ")
+    return f"{exc.filename}: {os_reason(exc)}" if exc.filename else os_reason(exc)
+
+
 def _report(args) -> int:
     from pathlib import Path
 
@@ -177,13 +191,17 @@ def _report(args) -> int:
         print(bad, file=sys.stderr)
         return 2
     out = Path(args.out)
-    if not out.is_dir():
-        print(f"error: --out {str(out)!r} is not a directory of results", file=sys.stderr)
+    if not args.out or not out.is_dir():
+        print(f"error: --out {str(args.out)!r} is not a directory of results", file=sys.stderr)
         return 2
     rows = build_report(out, names=args.names or None)
     render = {"text": to_text, "markdown": to_markdown, "json": to_json}[args.format]
     print(render(rows), end="")
-    md, js = write_report(rows, out)
+    try:
+        md, js = write_report(rows, out)
+    except OSError as exc:
+        print(f"error: report not written: {_os_error_line(exc)}", file=sys.stderr)
+        return 1
     # machine formats keep stdout to the document itself
     print(f"written: {md}, {js}", file=sys.stdout if args.format == "text" else sys.stderr)
     return 0

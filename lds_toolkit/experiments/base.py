@@ -93,6 +93,11 @@ class Experiment(ABC):
     requires : tuple of str
         Optional packages (import names) the experiment needs to run, e.g. ``("torch",)``;
         see :func:`missing_requirements`. Its module imports without them.
+    ranges : dict
+        Entry name -> :class:`~lds_toolkit.experiments.ranges.Spec` for every config entry
+        (``seeds`` is declared for all experiments).
+    relations : tuple of Relation
+        Orderings between entries (``k <= T``).
     """
 
     name: str = ""
@@ -101,6 +106,16 @@ class Experiment(ABC):
     single_threaded: bool = True
     claims: tuple = ()
     requires: tuple[str, ...] = ()
+    #: What each config entry may hold (see :mod:`lds_toolkit.experiments.ranges`); checked,
+    #: with ``relations`` and :meth:`largest_array`, before any task runs.
+    ranges: dict = {}
+    relations: tuple = ()
+
+    def largest_array(self, config: dict[str, Any]) -> tuple[float, str] | None:
+        """``(bytes, description)`` of the largest single array a task of ``config``
+        allocates, checked against the memory available before any task runs (default:
+        no estimate)."""
+        return None
 
     @abstractmethod
     def config(self, scale: str, seeds: int | None) -> dict[str, Any]:

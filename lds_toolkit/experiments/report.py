@@ -29,7 +29,7 @@ from typing import Any
 
 from .base import Experiment, list_experiments
 from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
-from .outputs import file_digest
+from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
 
 #: Report verdicts beyond the claim's own (see the module docstring).
 MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT = ("modified config", "paper error confirmed",
@@ -74,9 +74,12 @@ class ReportRow:
 
     @property
     def verdict(self) -> str:
-        """:attr:`status`, and for holds/fails at a scale the claim is not declared for,
-        says so (``fails (not expected at quick)``)."""
+        """:attr:`status`; for holds/fails at a scale the claim is not declared for, says so
+        (``fails (not expected at quick)``), and a run whose files cannot be read says why
+        (``not run: unreadable (summary.json is a FIFO, not a regular file)``)."""
         r, status = self.result, self.status
+        if status == NOT_RUN and r.message.startswith("unreadable"):
+            return f"{NOT_RUN}: {r.message}"
         if status in (HOLDS, FAILS) and not r.expected:
             return f"{status} (not expected at {r.scale})"
         return status
@@ -94,12 +97,18 @@ class ReportRow:
         return d
 
 
-def _read_json(path: Path):
+def _read_json(path: Path, max_bytes: int) -> tuple[Any, str]:
+    """``(value, "")``, ``(None, "")`` when absent, or ``(None, why)`` when unreadable (an odd
+    file, oversize, not JSON: see :func:`~lds_toolkit.experiments.outputs.read_json_file`)."""
     try:
-        with open(path) as fh:
-            return json.load(fh)
+        value = read_json_file(path, max_bytes)
     except FileNotFoundError:
-        return None
+        return None, ""
+    except ValueError as exc:
+        return None, str(exc)
+    if not isinstance(value, dict):
+        return None, f"{path.name} holds a JSON {type(value).__name__}, not an object"
+    return value, ""
 
 
 def _vouched(outdir: Path, run: dict | None) -> str:
@@ -107,13 +116,18 @@ def _vouched(outdir: Path, run: dict | None) -> str:
     run), else why the numbers are not trusted."""
     if run is None:
         return "no run.json: the run did not finish writing its outputs"
-    want = (run.get("files") or {}).get("summary.json")
+    files = run.get("files")
+    want = files.get("summary.json") if isinstance(files, dict) else None
     if want is None:
         return "run.json does not vouch for summary.json (written by an older version)"
-    got = file_digest(outdir / "summary.json")
+    try:
+        got = file_digest(outdir / "summary.json", SUMMARY_MAX_BYTES)
+    except OSError as exc:
+        return f"summary.json unreadable ({getattr(exc, 'reason', None) or exc.strerror})"
     if got != want:
+        recorded = want.get("bytes") if isinstance(want, dict) else want
         return (f"summary.json ({got['bytes']} bytes) differs from what run.json vouches for "
-                f"({want.get('bytes')} bytes)")
+                f"({recorded!r} bytes)")
     return ""
 
 
@@ -171,18 +185,47 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
     for name, exp in list_experiments().items():
         if names is not None and name not in names:
             continue
-        summary = _read_json(out / name / "summary.json")
-        run = _read_json(out / name / "run.json")
-        problem = "" if summary is None else _vouched(out / name, run)
-        changes = {} if problem or summary is None else config_changes(
-            exp, summary.get("config"))
+        summary, unreadable = _read_json(out / name / "summary.json", SUMMARY_MAX_BYTES)
+        run, run_unreadable = _read_json(out / name / "run.json", RUN_INFO_MAX_BYTES)
+        if unreadable:
+            problem = f"unreadable ({unreadable})"
+        elif summary is None:
+            problem = ""
+        elif run_unreadable:
+            problem = f"not trusted: run.json unreadable ({run_unreadable})"
+        else:
+            problem = _vouched(out / name, run)
+            problem = f"not trusted: {problem}" if problem else ""
+        changes = {} if problem or summary is None else _changes(exp, summary)
         for claim in exp.claims:
             if problem:
-                result = ClaimResult(claim, NOT_RUN, message=f"not trusted: {problem}")
+                result = ClaimResult(claim, NOT_RUN, message=problem)
             else:
-                result = evaluate_claim(claim, summary)
+                result = _judge(claim, summary)
             rows.append(ReportRow(name, result, run, changes))
     return rows
+
+
+def _changes(exp: Experiment, summary: dict) -> dict[str, dict]:
+    """:func:`config_changes` of a summary's config; a config of an unexpected shape (vouched
+    for by a forged ``run.json``) gives none rather than a crash (its claims say why)."""
+    config = summary.get("config")
+    if not isinstance(config, dict):
+        return {}
+    try:
+        return config_changes(exp, config)
+    except Exception:  # noqa: BLE001 - any shape error: the report must go on
+        return {}
+
+
+def _judge(claim, summary) -> ClaimResult:
+    """:func:`evaluate_claim`, with a summary of an unexpected shape (vouched for by a
+    forged ``run.json``) giving ``not run`` instead of a crash."""
+    try:
+        return evaluate_claim(claim, summary)
+    except Exception as exc:  # noqa: BLE001 - any shape error: the report must go on
+        return ClaimResult(claim, NOT_RUN, message=f"unreadable (summary.json has an "
+                                                   f"unexpected shape: {type(exc).__name__})")
 
 
 def _spread_text(result: ClaimResult) -> str:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._safe_files import UnsafeFileError
 from .._tqdm import tqdm
 from .progress import ProgressBoard, file_reporter, reporting_to
 from .store import StoredTaskRejected, TaskKey, TaskStore
@@ -43,7 +44,8 @@ WATCHDOG_PERIOD = 0.5
 
 
 class StoreWarning(UserWarning):
-    """Stored task results were rejected by the store's checks and recomputed."""
+    """Stored task results were rejected by the store's checks and recomputed, or a result
+    could not be stored (an odd entry in the way)."""
 
 
 @dataclass
@@ -164,10 +166,15 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
                leave=False, dynamic_ncols=True)
     board = ProgressBoard(bar) if progress and todo else None
 
+    unstored: list[str] = []
+
     def finish(i, value):
         results[i] = value
         if store is not None:
-            store.save(keys[i], value)
+            try:
+                store.save(keys[i], value)
+            except UnsafeFileError as exc:  # e.g. a directory planted where the record goes
+                unstored.append(str(exc))
         computed.append(keys[i])
         if board is not None:
             board.done(i)
@@ -188,6 +195,10 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
                             board.directory if board is not None else None)
     finally:
         bar.close()
+        if unstored:
+            warnings.warn(StoreWarning(
+                f"{len(unstored)} task result(s) could not be stored (they were used, and will "
+                "be recomputed by the next run): " + "; ".join(unstored)), stacklevel=2)
     stats = SweepStats(len(tasks), n_cached, len(computed), time.perf_counter() - start,
                        [str(k) for k in computed], rejected)
     return results, stats

@@ -68,7 +68,13 @@ import scipy.linalg
 from .._random import RngLike, as_generator
 from .._repr import compact_repr
 from .._typing import ArrayLike
-from .._validation import as_float_array, check_choice, check_real
+from .._validation import (
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_fits_in_memory,
+    check_real,
+)
 from . import _cores
 from .lds import LDS, as_state_vector, require_discrete
 
@@ -338,6 +344,7 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     check_choice("method", method, METHODS)
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
     n, d_in, d_out = system.n_states, system.n_inputs, system.n_outputs
+    return_states = check_bool("return_states", return_states)
 
     u = as_float_array("u", u)
     if u.ndim < 2:
@@ -364,6 +371,8 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     except ValueError:
         desc = ", ".join(f"{name} {shape}" for name, shape in named)
         raise ValueError(f"batch (leading) axes do not broadcast: {desc}") from None
+    _check_result_fits(u.shape, batch_shape, T, n, d_out,
+                       return_states or w_sigma is not None)
     if w_sigma is not None or v_sigma is not None:
         gen = as_generator(rng)
         if w_sigma is not None:
@@ -412,6 +421,16 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     x = states.reshape(batch_shape + (T, n)) if return_states else None
     return SimulationResult(y=y, x=x, final_state=final, method=chosen,
                             t=np.arange(T) * system.sample_time, u=u, output=output)
+
+
+def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states: bool) -> None:
+    """Refuse, before allocating, a simulation whose (batch, T, d_out) outputs, or (batch, T,
+    n) states when they are kept or drawn as noise, cannot fit in memory (float64)."""
+    n_batch = int(np.prod(batch_shape, dtype=float))
+    width, what = (n, f"(batch, T, n) = {batch_shape + (T, n)} states") if states and n > d_out \
+        else (d_out, f"(batch, T, d_out) = {batch_shape + (T, d_out)} outputs")
+    check_fits_in_memory("u", f"array of shape {u_shape}", 8.0 * n_batch * T * width,
+                         f"the float64 {what}")
 
 
 def _reshape_final(final, shape):
