@@ -1,6 +1,10 @@
-# Two commands on a fresh machine (each creates .venv and installs when needed):
-#   make figures   quick reproduction of every registered experiment into figures/
-#   make test      ruff + the default test suite (< 10 min on 2 cores)
+# Two commands on a fresh machine (each creates .venv and installs what it needs):
+#   make figures   quick reproduction of every registered experiment into figures/; installs
+#                  only the package and torch (the nn extra)
+#   make test      ruff, mypy and the default test suite; adds the test, type-check and docs
+#                  tools (the dev, dist and docs extras)
+# On Linux without an NVIDIA GPU, take torch's CPU wheel (PyPI's Linux wheel is the CUDA build,
+# several GB):  make figures TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench,
 #   make medium (every experiment at the medium scale: CPU evidence, the neural set 48.5
 #   minutes on 2 idle cores of an AVX-512/AMX Xeon, 64-77 on a slower one), make full (paper scale), make docs (the site, strict), make docs-check
@@ -9,19 +13,32 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+# what reproducing needs (core + nn) / what developing needs on top (dist, dev, docs)
+STAMP  := $(VENV)/.installed-run
+DEV    := $(VENV)/.installed-dev
 JOBS   ?= 2
+# PyTorch's wheel index for torch alone, e.g. https://download.pytorch.org/whl/cpu (empty: the
+# default index)
+TORCH_INDEX ?=
+PIP := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 
 .PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
 
-venv: $(STAMP)
+venv: $(DEV)
 
-# Reinstall when the dependency list or the torch pin changes. torch is pinned to the CPU
-# wheel by constraints.txt: an unpinned torch pulls several GB of CUDA packages.
+# Reinstall when the dependency list or the torch pin changes. constraints.txt pins torch's
+# version (it installs nothing by itself); TORCH_INDEX picks where its wheel comes from.
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[nn,dist,dev,docs]" -c constraints.txt
+	@echo "== installing lds_toolkit and torch (the nn extra) into $(VENV)"
+	$(if $(TORCH_INDEX),$(PIP) torch -c constraints.txt --index-url $(TORCH_INDEX))
+	$(PIP) -e ".[nn]" -c constraints.txt
 	@touch $(STAMP)
+
+$(DEV): $(STAMP)
+	@echo "== adding the test, type-check and docs tools (dev, dist, docs extras) to $(VENV)"
+	$(PIP) -e ".[nn,dist,dev,docs]" -c constraints.txt
+	@touch $(DEV)
 
 figures: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --quick --out figures --jobs $(JOBS)
@@ -35,13 +52,13 @@ full: $(STAMP)
 	$(BIN)/lds-toolkit reproduce all --out figures-full --jobs $(JOBS)
 	$(BIN)/lds-toolkit report --out figures-full
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV)
 	$(BIN)/mypy
 
-test: $(STAMP)
+test: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
@@ -49,13 +66,14 @@ test: $(STAMP)
 # The site in strict mode (broken links or references, a failing tutorial: error). The
 # tutorials are executed (full size; cached in .cache/docs-tutorials/ until they or the
 # package change). The test suite builds it without executing them (tests/test_docs_site.py).
-docs: $(STAMP)
+docs: $(DEV)
 	$(BIN)/mkdocs build --strict
 
-# Serve site/ on localhost, load pages in headless Chromium (Debian's package: apt-get
-# install chromium), fail on console errors or missing images, screenshots in docs-check/.
+# Read every page for raw math and code-block equations, then serve site/ on localhost and
+# load pages in headless Chromium (Debian's package: apt-get install chromium); fail on console
+# errors, missing images or unrendered equations; screenshots in docs-check/.
 docs-check: docs
-	@test -x $(BIN)/playwright || $(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[browser]"
+	@test -x $(BIN)/playwright || $(PIP) -e ".[browser]"
 	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
 
 # Copy the runs under FROM (default figures/) into docs/results/ and regenerate the
@@ -64,13 +82,13 @@ FROM ?= figures
 results: $(STAMP)
 	$(BIN)/python docs/build_results.py $(addprefix --from ,$(FROM))
 
-test-slow: $(STAMP)
+test-slow: $(DEV)
 	$(BIN)/python -m pytest -q -m slow
 
-test-gpu: $(STAMP)
+test-gpu: $(DEV)
 	$(BIN)/python -m pytest -q -m gpu
 
-bench: $(STAMP)
+bench: $(DEV)
 	@for f in benchmarks/[a-z]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:

@@ -2,10 +2,13 @@
 
 Exit status: 0 success; 1 a run that could not proceed (its output directory is locked by
 another run, the Dask scheduler does not answer, a file cannot be written: disk full, name
-too long, permission denied); 2 a bad argument, reported in one line
-before any task runs; 128 + N when stopped by signal N (SIGINT: 130, SIGTERM: 143), after the
-local worker processes were shut down. Finished tasks are stored in every case, so the same
-command resumes.
+too long, permission denied; an optional dependency such as torch is missing: one line naming
+the extra that installs it); 2 a bad argument (an unknown experiment name gets a "did you
+mean"), reported in one line before any task runs; 128 + N when stopped by signal N (SIGINT:
+130, SIGTERM: 143), after the local worker processes were shut down. ``reproduce all``
+without torch runs the experiments that need none and ends with one line naming the extra
+the others need (exit 1). Finished tasks are stored in every case, so the same command
+resumes.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from .experiments.base import SCALES
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``lds-toolkit reproduce`` and the ``simulations/`` scripts."""
     parser.add_argument("--scale", choices=SCALES, default=None,
-                        help="quick (CI, a CPU minute), medium (CPU evidence, trained to a "
-                             "plateau), paper (default) or gpu (~40 min of one H100; "
-                             "assoc-recall and las-ablation)")
+                        help="quick (the pipeline: each experiment within 30 s on 2 cores), "
+                             "medium (CPU evidence, trained to a plateau), paper (default) "
+                             "or gpu (~40 min of one H100; assoc-recall and las-ablation)")
     parser.add_argument("--quick", action="store_true", help="same as --scale quick")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -120,15 +123,18 @@ def _signals_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_experiments(names, args, scale, overrides, report) -> int:
-    """Reproduce each of ``names``, calling ``report(name, result, seconds)``; the exit
-    status (see the module docstring)."""
-    from .experiments import reproduce
+def _run_experiments(names, args, scale, overrides, report, starting=None) -> int:
+    """Reproduce each of ``names``, calling ``starting(name)`` before and
+    ``report(name, result, seconds)`` after each; the exit status (see the module
+    docstring)."""
+    from .experiments import MissingDependencyError, reproduce
     from .experiments.outputs import OutputLockedError
 
     try:
         with _signals_interrupt():
             for name in names:
+                if starting is not None:
+                    starting(name)
                 t0 = time.perf_counter()
                 res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
                                 overrides=overrides, out=args.out, jobs=args.jobs,
@@ -140,7 +146,7 @@ def _run_experiments(names, args, scale, overrides, report) -> int:
         print(f"interrupted by {signal.Signals(signum).name}; finished tasks are stored, the "
               "same command resumes", file=sys.stderr, flush=True)
         return 128 + int(signum)
-    except (OutputLockedError, ConnectionError) as exc:
+    except (OutputLockedError, ConnectionError, MissingDependencyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # disk full, name too long, permission denied, an odd file
@@ -151,6 +157,20 @@ def _run_experiments(names, args, scale, overrides, report) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _unknown_names(names: Sequence[str]) -> str:
+    """Empty when every name is an experiment, else the error line (with "did you mean")."""
+    from .experiments.base import EXPERIMENT_MODULES, UnknownExperimentError, get_experiment
+
+    for name in names:
+        if name in EXPERIMENT_MODULES:
+            continue
+        try:
+            get_experiment(name)
+        except UnknownExperimentError as exc:
+            return f"error: {exc}"
+    return ""
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -165,27 +185,26 @@ def _os_error_line(exc: OSError) -> str:
 def _report(args) -> int:
     from pathlib import Path
 
-    from .experiments import get_experiment
-    from .experiments.report import build_report, to_text, write_report
+    from .experiments.report import build_report, to_json, to_markdown, to_text, write_report
 
-    try:
-        for name in args.names:
-            get_experiment(name)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    bad = _unknown_names(args.names)
+    if bad:
+        print(bad, file=sys.stderr)
         return 2
     out = Path(args.out)
     if not args.out or not out.is_dir():
         print(f"error: --out {str(args.out)!r} is not a directory of results", file=sys.stderr)
         return 2
     rows = build_report(out, names=args.names or None)
-    print(to_text(rows), end="")
+    render = {"text": to_text, "markdown": to_markdown, "json": to_json}[args.format]
+    print(render(rows), end="")
     try:
         md, js = write_report(rows, out)
     except OSError as exc:
         print(f"error: report not written: {_os_error_line(exc)}", file=sys.stderr)
         return 1
-    print(f"written: {md}, {js}")
+    # machine formats keep stdout to the document itself
+    print(f"written: {md}, {js}", file=sys.stdout if args.format == "text" else sys.stderr)
     return 0
 
 
@@ -203,40 +222,64 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="judge every declared paper claim on the numbers "
                                         "under --out; print a table, write report.md/.json")
     rep.add_argument("--out", default="figures", help="output root (default: figures)")
+    rep.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="text (for people, 100 columns; default), markdown or json")
     rep.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     return p
+
+
+def _list() -> int:
+    from .experiments import list_experiments, unavailable_experiments
+
+    missing = unavailable_experiments()
+    for name, exp in list_experiments().items():
+        paper = f"  [{exp.paper}]" if exp.paper else ""
+        print(f"{name:22s} {exp.description}{paper}")
+    for why in dict.fromkeys(missing.values()):  # one line per missing dependency
+        names = [n for n, w in missing.items() if w == why]
+        print(f"not runnable here: {', '.join(names)} ({why})")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from .experiments import get_experiment, list_experiments, unavailable_experiments
-
     if args.command == "list":
-        for name, exp in list_experiments().items():
-            paper = f"  [{exp.paper}]" if exp.paper else ""
-            print(f"{name:22s} {exp.description}{paper}")
-        for mod, why in unavailable_experiments().items():
-            print(f"{mod:22s} (unavailable: {why})")
-        return 0
-
+        return _list()
     if args.command == "report":
         return _report(args)
 
+    from .experiments.base import (
+        MissingDependencyError,
+        check_requirements,
+        get_experiment,
+        known_names,
+    )
+
     names = list(args.names)
-    if names == ["all"]:
-        names = list(list_experiments())
-    try:
-        for name in names:
-            get_experiment(name)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    run_all = names == ["all"]
+    if run_all:
+        names = known_names()  # cheapest quick run first
+    bad = _unknown_names(names)
+    if bad:
+        print(bad, file=sys.stderr)
         return 2
+    blocked: dict[str, str] = {}  # name -> why it cannot run here (a missing extra)
+    for name in names:
+        try:
+            check_requirements(get_experiment(name))
+        except MissingDependencyError as exc:
+            blocked[name] = str(exc)
+    if blocked and not run_all:
+        print(f"error: {next(iter(blocked.values()))}", file=sys.stderr)
+        return 1
+    names = [n for n in names if n not in blocked]
     try:
         scale, overrides = _checked_run_options(parser, args, names)
     except SystemExit as exc:
         return int(exc.code)
     timings = []
+    position = {n: i for i, n in enumerate(names, 1)}
 
     def report(name, res, seconds):
         s = res.stats
@@ -248,9 +291,18 @@ def main(argv: list[str] | None = None) -> int:
         for line in get_experiment(name).headline(res.summary):
             print(f"  {line}", flush=True)
 
-    code = _run_experiments(names, args, scale, overrides, report)
+    def starting(name):
+        if len(names) > 1:
+            print(f"{position[name]}/{len(names)} {name}", flush=True)
+
+    code = _run_experiments(names, args, scale, overrides, report, starting)
     if not code and len(timings) > 1:
         print(f"total: {sum(timings):.1f} s for {len(timings)} experiments")
+    if blocked:
+        first, why = next(iter(blocked.items()))
+        print(f"skipped {', '.join(blocked)}: {why.removeprefix(first + ' ')}",
+              file=sys.stderr)
+        return code or 1
     return code
 
 

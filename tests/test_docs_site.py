@@ -59,3 +59,64 @@ def test_equations_are_marked_for_the_vendored_katex(site):
     assert (site / "assets" / "katex" / "katex.min.js").is_file()
     index = (site / "index.html").read_text()
     assert "fonts.googleapis" not in index and "cdn.jsdelivr" not in index
+
+
+def _check_site():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_site",
+                                                  ROOT / "docs" / "_site" / "check_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_math_mechanism_no_raw_math_no_equations_in_code_blocks(site):
+    """What `make docs-check` checks before opening a browser: no page shows raw ``$…$`` or
+    LaTeX, and the prose pages hold no code block without a language (equations as code)."""
+    check = _check_site()
+    assert check.static_problems(site) == {}
+    for page in ("systems.html", "control.html", "learning/spectral_filtering.html",
+                 "layers/focus.html", "layers/las.html"):
+        assert (site / page).read_text().count('class="arithmatex"') >= 10, page
+    # docstrings' :math: roles and .. math:: blocks render like every other equation
+    neural = (site / "api" / "neural.html").read_text()
+    assert ":math:" not in neural and 'class="arithmatex"' in neural
+
+
+def test_the_math_check_catches_what_it_is_for():
+    check = _check_site()
+    equation_as_code = ('<p>the recursion</p><div class="language-text highlight"><pre><span>'
+                        '</span><code>s_{t+1} = A s_t\n</code></pre></div>')
+    labelled = '<div class="language-python highlight"><pre><code>x = 1</code></pre></div>'
+    raw = "<p>the cost is $O(n^2)$ per step and \\frac{a}{b}</p>"
+    marked = '<p>the cost is <span class="arithmatex">\\(O(n^2)\\)</span> per step</p>'
+    assert len(check.page_problems(equation_as_code, prose=True)) == 1
+    assert check.page_problems(equation_as_code, prose=False) == []
+    assert check.page_problems(labelled, prose=True) == []
+    assert len(check.page_problems(raw, prose=False)) == 2
+    assert check.page_problems(marked, prose=True) == []
+    assert check.page_problems("<p>costs $5 and $10</p>", prose=True) == []
+    assert len(check.page_problems("<p>Let :math:`v_1` be</p>", prose=False)) == 1
+
+
+def test_published_tutorial_outputs_show_nothing_of_the_building_machine():
+    import importlib.util
+
+    import nbformat
+
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs" / "_site" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                           text=f"{sys.prefix}/tqdm/auto.py: TqdmWarning"),
+                    nbformat.v4.new_output("stream", name="stdout", text="events: 21\n")]
+    nb.cells = [cell]
+    out = hooks.published_outputs(nb, "t.py")
+    assert [o["name"] for o in out.cells[0].outputs] == ["stdout"]  # stderr dropped
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout",
+                                               text=f"saved to {ROOT}/figures/x.png\n"))
+    with pytest.raises(ValueError, match="building machine's path"):
+        hooks.published_outputs(nb, "t.py")

@@ -1,13 +1,25 @@
-"""``make docs-check``: the built site in a real browser.
+"""``make docs-check``: the built site in a real browser, and its equations.
 
-Serves ``site/`` on 127.0.0.1 (an ephemeral port, Python's http.server in a thread), opens
-the home page, a tutorial and an API page in headless Chromium (Debian's ``chromium``
-package, driven by Playwright through ``executable_path``: no browser download), and fails on
+First, without a browser, every page of ``site/`` is read (:func:`static_problems`): the
+site has one math mechanism (pymdownx.arithmatex marks ``$…$``/``$$…$$`` in the Markdown,
+the vendored KaTeX renders them), so the check fails on
+
+* raw math left in the text of any page: a ``$…$``, a LaTeX command (``\frac``) or a
+  Sphinx ``:math:`` role outside code and outside the marked equations (a dollar that
+  arithmatex did not take, e.g. next to a space, or a docstring's math not converted);
+* a code block without a language (or marked ``text``, what an unlabelled block becomes) in
+  a prose page (the user guide, the home and getting started pages, :data:`PROSE`):
+  equations belong in ``$$ … $$``, code names its language (``python``, ``bash``).
+
+Then it serves ``site/`` on 127.0.0.1 (an ephemeral port, Python's http.server in a thread),
+opens the pages of :data:`PAGES` in headless Chromium (Debian's ``chromium`` package, driven
+by Playwright through ``executable_path``: no browser download), and fails on
 
 * a console error or an uncaught page error,
 * a failed request (any resource the page asks for and does not get: 4xx/5xx or a network
   error, e.g. something fetched from outside),
-* an image that did not load (``naturalWidth == 0``) or a KaTeX error in an equation.
+* an image that did not load (``naturalWidth == 0``), a KaTeX error in an equation, or a
+  marked equation that KaTeX did not render.
 
 It writes a full-page screenshot of each page to ``--out`` (default ``docs-check/``) and
 prints what it found. Look at the screenshots: this checks that the pages work, not that
@@ -18,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html
 import http.server
+import re
 import shutil
 import sys
 import threading
@@ -26,9 +40,63 @@ from pathlib import Path
 
 PAGES = {
     "home": "index.html",
+    "systems": "systems.html",
+    "control": "control.html",
+    "spectral-filtering": "learning/spectral_filtering.html",
+    "focus": "layers/focus.html",
+    "las": "layers/las.html",
     "tutorial": "tutorials/02_spectral_filtering.html",
     "api": "api/systems.html",
 }
+#: Prose pages (paths in site/, ``*`` a folder): every code block names its language.
+PROSE = ("index.html", "getting-started.html", "systems.html", "control.html",
+         "learning/*", "layers/*")
+
+_MATH = re.compile(r'<(span|div) class="arithmatex">.*?</\1>', re.S)
+_CODE = re.compile(r"<(pre|code)\b[^>]*>.*?</\1>", re.S)
+_DROP = re.compile(r"<(script|style|head|nav|header|footer)\b[^>]*>.*?</\1>", re.S)
+_RAW_MATH = re.compile(r"(?<![\w$])\$(?=\S)[^$\n]{1,200}?(?<=\S)\$(?![\w$])|\$\$|"
+                       r":math:`|\\[a-zA-Z]{2,}\b")
+_BLOCK = re.compile(r'(<div class="([^"]*)highlight[^"]*">)?<pre\b[^>]*>(.*?)</pre>', re.S)
+
+
+def is_prose(path: str) -> bool:
+    """Whether ``path`` (relative to site/) is one of the :data:`PROSE` pages."""
+    return any(path == p or (p.endswith("*") and path.startswith(p[:-1])) for p in PROSE)
+
+
+def page_problems(text: str, prose: bool) -> list[str]:
+    """Raw math in the readable text of one HTML page, and (``prose``) code blocks without
+    a language."""
+    problems = []
+    main = _DROP.sub(" ", text)
+    body = html.unescape(re.sub(r"<[^>]+>", " ", _CODE.sub(" ", _MATH.sub(" ", main))))
+    for m in _RAW_MATH.finditer(body):
+        around = " ".join(body[max(0, m.start() - 30):m.end() + 30].split())
+        problems.append(f"raw math in the text: {m.group(0)!r} in \"…{around}…\"")
+    if prose:
+        for m in _BLOCK.finditer(main):
+            lang = re.search(r"language-([\w+-]+)", m.group(2) or "")
+            if lang is None or lang.group(1) in ("text", "plaintext", "none"):
+                first = html.unescape(re.sub(r"<[^>]+>", "", m.group(3))).strip()
+                first = first.splitlines()[0][:70] if first else ""
+                problems.append(f"code block without a language (an equation? write it as "
+                                f"$$ … $$): {first!r}")
+    return problems
+
+
+def static_problems(site: Path) -> dict[str, list[str]]:
+    """:func:`page_problems` of every HTML page of ``site`` (API pages and tutorials: raw
+    math only), by path."""
+    out = {}
+    for f in sorted(site.rglob("*.html")):
+        rel = f.relative_to(site).as_posix()
+        if rel.startswith("assets/") or rel in ("404.html", "search.html"):
+            continue
+        problems = page_problems(f.read_text(encoding="utf-8"), is_prose(rel))
+        if problems:
+            out[rel] = problems
+    return out
 BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -73,6 +141,10 @@ def check_page(context, url: str, screenshot: Path) -> list[str]:
     problems += [f"image not loaded: {src}" for src in broken]
     katex_errors = page.eval_on_selector_all(".katex-error", "els => els.map(e => e.title)")
     problems += [f"KaTeX error: {t}" for t in katex_errors]
+    unrendered = page.eval_on_selector_all(
+        ".arithmatex", "els => els.filter(e => !e.querySelector('.katex'))"
+                       ".map(e => e.textContent.slice(0, 60))")
+    problems += [f"equation not rendered: {t!r}" for t in unrendered]
     n_images = page.eval_on_selector_all("img", "imgs => imgs.length")
     n_math = page.eval_on_selector_all(".katex", "els => els.length")
     page.screenshot(path=str(screenshot), full_page=True)
@@ -91,13 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     if not (site / "index.html").is_file():
         sys.exit(f"docs-check: {site}/index.html not found; run `make docs` first")
     out.mkdir(parents=True, exist_ok=True)
+    failures = static_problems(site)
+    print(f"docs-check: {sum(1 for _ in site.rglob('*.html'))} pages read, "
+          f"{len(failures)} with raw math or unlabelled code blocks")
     from playwright.sync_api import sync_playwright
 
     chromium = find_chromium()
     server, base = serve(site)
     user_data = out / "chromium-profile"
     shutil.rmtree(user_data, ignore_errors=True)
-    failures = {}
     try:
         with sync_playwright() as pw:
             # a fresh profile (--user-data-dir) each run; headless=True adds --headless
@@ -110,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, path in PAGES.items():
                 problems = check_page(context, base + path, out / f"{name}.png")
                 if problems:
-                    failures[path] = problems
+                    failures.setdefault(path, []).extend(problems)
             context.close()
     finally:
         server.shutdown()

@@ -7,7 +7,10 @@
   ``.cache/docs-tutorials/`` under a hash of the script, the package's sources and the mode.
   ``LDS_DOCS_EXECUTE=0`` renders the scripts without running them (the fast build of the
   test suite, which executes the tutorials separately); ``LDS_TUTORIAL_QUICK=1`` is passed to
-  the kernel as it is.
+  the kernel as it is. The published page shows what a reader of the tutorial sees, nothing
+  of the building machine: stderr output (warnings, progress bars) is left out, and an output
+  naming a path of the build (the repository, the Python installation, the home directory)
+  fails the build (:func:`published_outputs`).
 * **Experiment pages.** Every registered experiment gets a page: the hand-written ones under
   ``docs/experiments/`` are kept, the others are generated; every experiment page ends with a
   generated section listing the experiment's declared claims and their verdicts on the
@@ -87,12 +90,43 @@ def _executed_notebook(script: Path):
     return nb
 
 
+def _machine_paths() -> list[str]:
+    """Paths of the building machine that must not appear in a published page."""
+    import sys
+
+    paths = {str(ROOT), str(Path(sys.prefix)), str(Path(sys.base_prefix)), str(Path.home())}
+    return sorted((p for p in paths if len(p) > 1), key=len, reverse=True)
+
+
+def published_outputs(nb, name: str):
+    """``nb`` with every stderr stream output removed; ``ValueError`` naming the cell when a
+    remaining output (text, HTML, error) contains a path of the building machine."""
+    paths = _machine_paths()
+    for i, cell in enumerate(nb.cells):
+        if "outputs" not in cell:
+            continue
+        cell["outputs"] = [o for o in cell["outputs"] if not (
+            o.get("output_type") == "stream" and o.get("name") == "stderr")]
+        for o in cell["outputs"]:
+            text = json.dumps({k: v for k, v in o.items() if k != "data"})
+            text += json.dumps({k: v for k, v in o.get("data", {}).items()
+                                if k.startswith("text/")})
+            for p in paths:
+                if p in text or json.dumps(p)[1:-1] in text:
+                    raise ValueError(f"tutorial {name}, cell {i}: its output shows the "
+                                     f"building machine's path {p!r}; print something "
+                                     "readers can reproduce instead")
+    return nb
+
+
 def tutorial_markdown(script: Path, execute: bool) -> tuple[str, dict[str, bytes]]:
     """The page of one tutorial script and its figures (``{relative path: PNG bytes}``)."""
     import jupytext
     from nbconvert import MarkdownExporter
 
     nb = _executed_notebook(script) if execute else jupytext.read(script)
+    if execute:
+        nb = published_outputs(nb, script.name)
     body, resources = MarkdownExporter().from_notebook_node(
         nb, resources={"output_files_dir": f"{script.stem}_files"})
     download = (f"*Run it yourself: [`{script.name}`]({script.name}) is a plain Python script "

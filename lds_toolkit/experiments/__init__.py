@@ -8,6 +8,8 @@ for the contract.
 
 from .base import (
     Experiment,
+    MissingDependencyError,
+    UnknownExperimentError,
     get_experiment,
     list_experiments,
     register,
@@ -21,6 +23,7 @@ from .version import code_version
 
 __all__ = [
     "Experiment",
+    "MissingDependencyError",
     "OutputLockedError",
     "RunResult",
     "StoreWarning",
@@ -28,6 +31,7 @@ __all__ = [
     "SweepStats",
     "TaskKey",
     "TaskStore",
+    "UnknownExperimentError",
     "code_version",
     "get_experiment",
     "list_experiments",

@@ -24,13 +24,19 @@ docs' reproduction table all read them.
 
 Register with the :func:`register` decorator in a module of ``lds_toolkit/experiments/catalog/``
 named after the experiment and listed in its ``EXPERIMENT_MODULES`` (see
-:mod:`lds_toolkit.experiments.catalog`); :func:`discover` imports the listed modules (a module
-whose optional dependency, e.g. torch, is missing is listed as unavailable with the reason).
+:mod:`lds_toolkit.experiments.catalog`). :func:`get_experiment` imports only the module of the
+experiment asked for; :func:`list_experiments` imports every listed module (:func:`discover`).
+Catalog modules import without their optional dependencies (torch is imported inside the
+functions that train): an experiment names what it needs to *run* in ``requires``, and
+:func:`missing_requirements` says what is absent, so that ``lds-toolkit list``, ``report``
+and every numpy experiment work without torch.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import importlib.util
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -47,6 +53,25 @@ _CATALOG = f"{__package__}.catalog"
 _REGISTRY: dict[str, Experiment] = {}
 _UNAVAILABLE: dict[str, str] = {}
 _DISCOVERED = False
+
+#: Optional dependency -> the extra of ``lds_toolkit`` that installs it.
+EXTRAS = {"torch": "nn", "dask": "dist", "distributed": "dist"}
+
+
+class UnknownExperimentError(ValueError):
+    """No experiment of that name; ``suggestions`` holds the close registered names."""
+
+    def __init__(self, name: str, suggestions: list[str], known: list[str]):
+        self.name, self.suggestions = name, suggestions
+        if suggestions:
+            hint = f"did you mean {' or '.join(repr(s) for s in suggestions)}?"
+        else:
+            hint = f"known: {', '.join(known)}"
+        super().__init__(f"unknown experiment {name!r}; {hint}")
+
+
+class MissingDependencyError(ImportError):
+    """An experiment needs an optional dependency that is not installed."""
 
 
 class Experiment(ABC):
@@ -69,6 +94,9 @@ class Experiment(ABC):
     scales : tuple of str
         The scales it defines: ``("quick", "medium", "paper")``, plus ``"gpu"`` for the
         experiments with a configuration sized for one GPU.
+    requires : tuple of str
+        Optional packages (import names) the experiment needs to run, e.g. ``("torch",)``;
+        see :func:`missing_requirements`. Its module imports without them.
     ranges : dict
         Entry name -> :class:`~lds_toolkit.experiments.ranges.Spec` for every config entry
         (``seeds`` is declared for all experiments).
@@ -82,6 +110,7 @@ class Experiment(ABC):
     single_threaded: bool = True
     claims: tuple = ()
     scales: tuple = COMMON_SCALES
+    requires: tuple[str, ...] = ()
     #: What each config entry may hold (see :mod:`lds_toolkit.experiments.ranges`); checked,
     #: with ``relations`` and :meth:`largest_array`, before any task runs.
     ranges: dict = {}
@@ -151,6 +180,24 @@ def register(cls):
     return cls
 
 
+def _import_catalog_module(module: str) -> None:
+    try:
+        importlib.import_module(f"{_CATALOG}.{module}")
+    except ModuleNotFoundError as exc:  # a catalog module that still imports an extra
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        _UNAVAILABLE[module] = _install_hint(top)
+
+
+def _install_hint(package: str) -> str:
+    extra = EXTRAS.get(package)
+    if extra is None:
+        return f"needs {package}, which is not installed"
+    return (f"needs {package}, which is not installed: install the {extra!r} extra, "
+            f"pip install 'lds_toolkit[{extra}]'")
+
+
 def discover() -> None:
     """Import every module listed in
     :data:`lds_toolkit.experiments.catalog.EXPERIMENT_MODULES` (once)."""
@@ -158,26 +205,43 @@ def discover() -> None:
     if _DISCOVERED:
         return
     for module in EXPERIMENT_MODULES.values():
-        try:
-            importlib.import_module(f"{_CATALOG}.{module}")
-        except ModuleNotFoundError as exc:  # optional dependency missing (e.g. torch)
-            if exc.name and exc.name.split(".")[0] in ("torch", "dask", "distributed", "cvxpy"):
-                _UNAVAILABLE[module] = f"needs {exc.name} (pip install 'lds_toolkit[nn]')"
-            else:
-                raise
+        _import_catalog_module(module)
     _DISCOVERED = True
 
 
+def known_names() -> list[str]:
+    """Every experiment name: the catalog's, cheapest quick run first (the order of
+    :data:`~lds_toolkit.experiments.catalog.EXPERIMENT_MODULES`, which ``reproduce all``
+    follows), then any registered outside the catalog, by name. Imports nothing."""
+    return list(EXPERIMENT_MODULES) + sorted(set(_REGISTRY) - set(EXPERIMENT_MODULES))
+
+
 def get_experiment(name: str) -> Experiment:
-    """Look up a registered experiment by name."""
-    discover()
+    """The registered experiment ``name``, importing only its catalog module.
+
+    Raises
+    ------
+    UnknownExperimentError
+        (a ``ValueError``) no such experiment; the message suggests close names.
+    MissingDependencyError
+        its module could not be imported for lack of an optional dependency.
+    """
+    if name not in _REGISTRY and name in EXPERIMENT_MODULES:
+        module = EXPERIMENT_MODULES[name]
+        _import_catalog_module(module)
+        if module in _UNAVAILABLE:
+            raise MissingDependencyError(f"{name} {_UNAVAILABLE[module]}")
     if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        extra = ""
-        if _UNAVAILABLE:
-            extra = "; unavailable: " + ", ".join(f"{k} ({v})" for k, v in _UNAVAILABLE.items())
-        raise ValueError(f"unknown experiment {name!r}; registered: {known}{extra}")
+        known = known_names()
+        raise UnknownExperimentError(str(name), suggest(str(name), known), known)
     return _REGISTRY[name]
+
+
+def suggest(name: str, known: list[str]) -> list[str]:
+    """Names in ``known`` close to ``name`` (a misspelling, a missing dash), best first."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    prefix = [k for k in known if k.startswith(name) and k not in close] if name else []
+    return (close + prefix)[:3]
 
 
 def list_experiments() -> dict[str, Experiment]:
@@ -186,7 +250,35 @@ def list_experiments() -> dict[str, Experiment]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def missing_requirements(exp: Experiment) -> list[str]:
+    """The packages of ``exp.requires`` that cannot be found (``find_spec``, without
+    importing them; a package blocked with ``sys.modules[name] = None`` counts as missing)."""
+    missing = []
+    for package in exp.requires:
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(package)
+    return missing
+
+
+def check_requirements(exp: Experiment) -> None:
+    """``MissingDependencyError`` naming the package and the extra that installs it when one
+    of ``exp.requires`` is missing."""
+    missing = missing_requirements(exp)
+    if missing:
+        raise MissingDependencyError(f"{exp.name} {_install_hint(missing[0])}")
+
+
 def unavailable_experiments() -> dict[str, str]:
-    """Catalog modules that could not be imported for lack of an optional dependency."""
+    """Experiments that cannot run here, by name, with the reason: a missing optional
+    dependency (:attr:`Experiment.requires`), or a catalog module that could not be imported
+    without one."""
     discover()
-    return dict(_UNAVAILABLE)
+    out = {name: _install_hint(missing_requirements(exp)[0])
+           for name, exp in sorted(_REGISTRY.items()) if missing_requirements(exp)}
+    by_module = {m: n for n, m in EXPERIMENT_MODULES.items()}
+    out.update({by_module.get(m, m): why for m, why in _UNAVAILABLE.items()})
+    return out

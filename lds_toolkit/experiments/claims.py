@@ -100,6 +100,17 @@ class Claim:
     min_share : float
         Least share of seeds (in (0, 1]) on which the comparison must hold; only with
         ``per_seed``.
+    records_paper_error : bool
+        The statement is one the paper makes and gets wrong (a printed example that does
+        not satisfy its own equation): the claim is expected at no scale (``scales=()``) and
+        ``lds-toolkit report`` shows its failure as "paper error confirmed" rather than as a
+        failure to reproduce. ``note`` says what the error is.
+    override_harmless : tuple of str
+        Config keys whose ``--set`` override leaves this claim's meaning intact (e.g. a
+        sampling detail it does not depend on); ``("*",)``: the claim depends on no config
+        entry (a check of printed numbers). A run with any other override (or another
+        number of seeds) is judged "modified config" by ``lds-toolkit report`` instead of
+        holds/fails.
     """
 
     id: str
@@ -114,6 +125,8 @@ class Claim:
     note: str = ""
     per_seed: bool = False
     min_share: float = 0.5
+    records_paper_error: bool = False
+    override_harmless: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.op not in OPS:
@@ -126,6 +139,14 @@ class Claim:
         if not self.scales and not self.note:
             raise ValueError(f"Claim {self.id!r}: a claim expected at no scale needs a note "
                              "saying why")
+        if self.records_paper_error and (self.scales or not self.note):
+            raise ValueError(f"Claim {self.id!r}: a claim recording a paper's error is "
+                             "expected at no scale (scales=()) and needs a note saying what "
+                             f"the error is, got scales={self.scales!r}")
+        if isinstance(self.override_harmless, str) or not all(
+                isinstance(k, str) and k for k in self.override_harmless):
+            raise ValueError(f"Claim {self.id!r}: override_harmless must be a tuple of config "
+                             f"keys, got {self.override_harmless!r}")
         if self.op == "between" and not (isinstance(self.threshold, Sequence)
                                          and len(self.threshold) == 2):
             raise ValueError(f"Claim {self.id!r}: 'between' needs threshold=(low, high), "

@@ -1,17 +1,24 @@
-"""Shared figure style and saving (PNG and PDF side by side)."""
+"""Shared figure style and saving (PNG and PDF side by side).
+
+Nothing here touches matplotlib's global state: no backend is selected and ``rcParams`` is
+never written, so a notebook's inline plots keep working after any toolkit call. Figures are
+:class:`matplotlib.figure.Figure` objects, not pyplot figures (:func:`figure`); they are
+rendered by the canvas of the format they are saved in, whatever the backend. The toolkit
+style (:data:`STYLE`) is applied per figure inside :func:`style`, a
+:func:`matplotlib.rc_context` that restores every parameter on exit; the runner calls an
+experiment's ``plot`` inside it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # experiments run headless (CI, clusters)
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .._atomic import atomic_write  # noqa: E402
+from .._atomic import atomic_write
 
 STYLE = {
     "figure.dpi": 110,
@@ -36,32 +43,47 @@ COLORS = {
 }
 
 
+@contextlib.contextmanager
+def style():
+    """Within the block, matplotlib's parameters are the toolkit's :data:`STYLE`; every
+    parameter is restored on exit (:func:`matplotlib.rc_context`). Parameters are read when
+    an artist is made (axes, titles, legends), so a figure's whole plotting code belongs
+    inside it."""
+    with rc_context(STYLE):
+        yield
+
+
 def figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float | None = None,
            **kwargs):
-    """``plt.subplots`` with the toolkit style applied."""
-    plt.rcParams.update(STYLE)
+    """``(fig, axes)`` like ``plt.subplots``, but a free-standing
+    :class:`~matplotlib.figure.Figure` (not registered with pyplot, no backend needed) in the
+    toolkit style: its axes are made inside :func:`style` (size ``width`` × ``height``
+    inches, default height 2.6 per row + 0.4)."""
     height = height if height is not None else 2.6 * nrows + 0.4
-    return plt.subplots(nrows, ncols, figsize=(width, height), **kwargs)
+    with style():
+        fig = Figure(figsize=(width, height), dpi=STYLE["figure.dpi"])
+        axes = fig.subplots(nrows, ncols, **kwargs)
+    return fig, axes
 
 
 def save_figure(fig, outdir: str | Path, name: str) -> list[Path]:
-    """Save ``fig`` as ``outdir/name.png`` and ``outdir/name.pdf``, close it, return the paths.
+    """Save ``fig`` as ``outdir/name.png`` and ``outdir/name.pdf`` (at ``STYLE["savefig.dpi"]``)
+    and return the paths.
 
     Each file is written to a temporary file beside it and renamed into place, so a reader or
-    a crash never sees a half-written figure.
+    a crash never sees a half-written figure. A pyplot figure passed here is left open (close
+    it with ``plt.close``); the toolkit's own are free-standing and need no closing.
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = [outdir / f"{name}.png", outdir / f"{name}.pdf"]
-    fig.tight_layout()
-    try:
+    with style():
+        fig.tight_layout()
         for p in paths:
             fmt = p.suffix[1:]
             meta = {"CreationDate": None} if fmt == "pdf" else None
-            atomic_write(p, lambda fh, fmt=fmt, meta=meta: fig.savefig(fh, format=fmt,
-                                                                        metadata=meta))
-    finally:
-        plt.close(fig)
+            atomic_write(p, lambda fh, fmt=fmt, meta=meta: fig.savefig(
+                fh, format=fmt, metadata=meta, dpi=STYLE["savefig.dpi"]))
     return paths
 
 

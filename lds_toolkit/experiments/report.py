@@ -3,47 +3,93 @@
 For each registered experiment, :func:`build_report` reads ``OUT/NAME/summary.json`` (and
 ``run.json`` for how it ran), evaluates the experiment's :attr:`Experiment.claims` with
 :func:`~lds_toolkit.experiments.claims.evaluate_claim` and returns one row per claim. The
-rows print as a text table and are written as Markdown (``OUT/report.md``) and JSON
-(``OUT/report.json``); the docs' reproduction table is the Markdown of the committed
-numbers.
+rows print as text for people (:func:`to_text`: one block per experiment, at most 100
+columns) and are written as Markdown (``OUT/report.md``) and JSON (``OUT/report.json``); the
+docs' reproduction table is the Markdown of the committed numbers.
+
+Two judgements sit on top of a claim's verdict (:func:`~.claims.evaluate_claim`):
+
+* **modified config.** A run made with ``--set`` overrides (or another number of seeds than
+  its scale's) is not the standard run of that scale: its claims show ``modified config``
+  with the keys, values and standard values (:func:`config_changes`), unless the claim
+  declares every changed key harmless (:attr:`~.claims.Claim.override_harmless`).
+* **paper error confirmed.** A claim that records an error of the paper
+  (:attr:`~.claims.Claim.records_paper_error`: the printed statement is false) shows
+  ``paper error confirmed`` when it fails, not a failure to reproduce.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import list_experiments
-from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim
+from .base import Experiment, list_experiments
+from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
 from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
+
+#: Report verdicts beyond the claim's own (see the module docstring).
+MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT = ("modified config", "paper error confirmed",
+                                          "paper error not confirmed")
+#: ``--format`` choices of ``lds-toolkit report``.
+FORMATS = ("text", "markdown", "json")
+#: Columns of the text report.
+WIDTH = 100
 
 
 @dataclass(frozen=True)
 class ReportRow:
-    """One claim of one experiment, judged."""
+    """One claim of one experiment, judged.
+
+    ``changes`` holds the run's departures from the standard config of its scale
+    (:func:`config_changes`): ``{key: {"value": ..., "standard": ...}}``."""
 
     experiment: str
     result: ClaimResult
     run: dict[str, Any] | None
+    changes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def modified(self) -> bool:
+        """The run changed a config entry that this claim does not declare harmless."""
+        harmless = self.result.claim.override_harmless
+        return "*" not in harmless and bool(set(self.changes) - set(harmless))
+
+    @property
+    def status(self) -> str:
+        """The report's verdict: ``not run``, ``modified config``, ``paper error confirmed``
+        / ``paper error not confirmed`` (a claim recording a paper's error), else the claim's
+        ``holds``/``fails``."""
+        r = self.result
+        if r.verdict == NOT_RUN:
+            return NOT_RUN
+        if self.modified:
+            return MODIFIED
+        if r.claim.records_paper_error:
+            return PAPER_ERROR if r.verdict == FAILS else PAPER_ERROR_NOT
+        return r.verdict
 
     @property
     def verdict(self) -> str:
-        """``holds``/``fails``/``not run``; a claim measured at a scale it is not declared
-        for says so (``fails (not expected at quick)``), and a run whose files cannot be read
-        says why (``not run: unreadable (summary.json is a FIFO, not a regular file)``)."""
-        r = self.result
-        if r.verdict == NOT_RUN and r.message.startswith("unreadable"):
+        """:attr:`status`; for holds/fails at a scale the claim is not declared for, says so
+        (``fails (not expected at quick)``), and a run whose files cannot be read says why
+        (``not run: unreadable (summary.json is a FIFO, not a regular file)``)."""
+        r, status = self.result, self.status
+        if status == NOT_RUN and r.message.startswith("unreadable"):
             return f"{NOT_RUN}: {r.message}"
-        if r.verdict == NOT_RUN or r.expected:
-            return r.verdict
-        return f"{r.verdict} (not expected at {r.scale})"
+        if status in (HOLDS, FAILS) and not r.expected:
+            return f"{status} (not expected at {r.scale})"
+        return status
 
     def to_dict(self) -> dict[str, Any]:
         d = {"experiment": self.experiment, **self.result.to_dict()}
         d["verdict_text"] = self.verdict
+        d["status"] = self.status
+        d["records_paper_error"] = self.result.claim.records_paper_error
+        d["config_changes"] = self.changes
         if self.run:
             d["run"] = {k: self.run.get(k) for k in ("scale", "code_version", "date",
                                                      "total_seconds", "jobs")
@@ -85,12 +131,55 @@ def _vouched(outdir: Path, run: dict | None) -> str:
     return ""
 
 
+_ABSENT = "(absent)"
+
+
+def _entry(config: Mapping[str, Any], key: str):
+    """``config[key]``, or the nested entry a dotted key names (as ``--set`` reaches it)."""
+    if key in config:
+        return config[key]
+    node: Any = config
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def config_changes(exp: Experiment, config: Mapping[str, Any] | None) -> dict[str, dict]:
+    """How a run's ``config`` departs from the standard config of its scale.
+
+    Every ``--set`` override the run recorded (``config["overrides"]``) whose value differs
+    from the experiment's own config at that scale, and ``seeds`` when the run used another
+    number of seeds (``--seeds``). Returns ``{key: {"value": run's, "standard": scale's}}``
+    (``"(absent)"`` where the standard config has no such entry); empty for a standard run.
+    The base ``seed`` is not a change: another draw of the same protocol.
+    """
+    from .runner import build_config
+
+    if not config:
+        return {}
+    try:
+        standard = build_config(exp, scale=config.get("scale", "paper"))
+    except (ValueError, TypeError, KeyError):
+        standard = {}
+    changes = {}
+    for key, value in (config.get("overrides") or {}).items():
+        std = _entry(standard, key)
+        if std != value:
+            changes[key] = {"value": value, "standard": std}
+    if standard and "seeds" not in changes and config.get("seeds") != standard.get("seeds"):
+        changes["seeds"] = {"value": config.get("seeds"), "standard": standard.get("seeds")}
+    return changes
+
+
 def build_report(out: str | Path, names: list[str] | None = None) -> list[ReportRow]:
     """Rows for every claim of every experiment (or of ``names``) under ``out``.
 
     Only numbers that their run vouches for are judged: a ``summary.json`` whose size and
     SHA-256 differ from those ``run.json`` recorded (an edited, truncated or foreign file)
-    gives ``not run`` with the reason."""
+    gives ``not run`` with the reason. A run with overrides carries its
+    :func:`config_changes` (its claims then show ``modified config``)."""
     out = Path(out)
     rows = []
     for name, exp in list_experiments().items():
@@ -107,13 +196,26 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
         else:
             problem = _vouched(out / name, run)
             problem = f"not trusted: {problem}" if problem else ""
+        changes = {} if problem or summary is None else _changes(exp, summary)
         for claim in exp.claims:
             if problem:
                 result = ClaimResult(claim, NOT_RUN, message=problem)
             else:
                 result = _judge(claim, summary)
-            rows.append(ReportRow(name, result, run))
+            rows.append(ReportRow(name, result, run, changes))
     return rows
+
+
+def _changes(exp: Experiment, summary: dict) -> dict[str, dict]:
+    """:func:`config_changes` of a summary's config; a config of an unexpected shape (vouched
+    for by a forged ``run.json``) gives none rather than a crash (its claims say why)."""
+    config = summary.get("config")
+    if not isinstance(config, dict):
+        return {}
+    try:
+        return config_changes(exp, config)
+    except Exception:  # noqa: BLE001 - any shape error: the report must go on
+        return {}
 
 
 def _judge(claim, summary) -> ClaimResult:
@@ -136,8 +238,11 @@ def _spread_text(result: ClaimResult) -> str:
 def _cells(row: ReportRow) -> list[str]:
     r, c = row.result, row.result.claim
     value = "" if r.verdict == NOT_RUN else r.describe_value()
+    verdict = row.verdict
+    if row.status == MODIFIED:
+        verdict += f": {_changes_text(row.changes)}"
     return [row.experiment, f"{c.paper}, {c.where}", c.statement, value, _spread_text(r),
-            c.describe_test(), r.scale or "", row.verdict]
+            c.describe_test(), r.scale or "", verdict]
 
 
 HEADERS = ["experiment", "paper", "claim", "ours", "seeds (min – max)", "threshold", "scale",
@@ -153,20 +258,71 @@ def to_markdown(rows: list[ReportRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_text(rows: list[ReportRow], width: int = 60) -> str:
-    """The rows as a plain-text table (the claim text cut to ``width``)."""
-    table = [HEADERS] + [_cells(r) for r in rows]
-    table = [[c if len(c) <= width else c[: width - 1] + "…" for c in line] for line in table]
-    widths = [max(len(line[i]) for line in table) for i in range(len(HEADERS))]
-    out = []
-    for j, line in enumerate(table):
-        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    counts = {v: sum(r.result.verdict == v for r in rows) for v in (HOLDS, FAILS, NOT_RUN)}
-    out.append(f"{len(rows)} claims: {counts[HOLDS]} hold, {counts[FAILS]} fail, "
-               f"{counts[NOT_RUN]} not run")
-    return "\n".join(out) + "\n"
+def _changes_text(changes: Mapping[str, Mapping[str, Any]]) -> str:
+    return ", ".join(f"{k}={format_value(v['value'])} (standard "
+                     f"{format_value(v['standard'])})" for k, v in changes.items())
+
+
+def _counts(rows: list[ReportRow]) -> str:
+    order = (HOLDS, FAILS, MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT, NOT_RUN)
+    counts = {v: sum(r.status == v for r in rows) for v in order}
+    words = {HOLDS: "hold", FAILS: "fail", NOT_RUN: "not run"}
+    parts = [f"{counts[v]} {words.get(v, v)}" for v in order
+             if counts[v] or v in (HOLDS, FAILS, NOT_RUN)]
+    return f"{len(rows)} claims: " + ", ".join(parts)
+
+
+def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
+    """The rows for people, at most ``width`` columns: one block per experiment (how it ran,
+    its config changes), then per claim a line with the verdict, where in the paper, our
+    number against the test and the spread over seeds, and the claim itself, wrapped."""
+    out: list[str] = []
+    indent = " " * 6
+
+    def wrap(text: str, first: str, rest: str) -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                             break_on_hyphens=False) or [first.rstrip()]
+
+    by_experiment: dict[str, list[ReportRow]] = {}
+    for row in rows:
+        by_experiment.setdefault(row.experiment, []).append(row)
+    for name, group in by_experiment.items():
+        scale = next((r.result.scale for r in group if r.result.scale), None)
+        run = group[0].run or {}
+        how = [f"{scale} scale" if scale else "no run"]
+        if run.get("total_seconds") is not None:
+            how.append(f"{run['total_seconds']:.0f} s")
+        out.append("")
+        out.extend(wrap(f"{name} ({', '.join(how)})", "", "    "))
+        if group[0].changes:
+            out.extend(wrap("config modified: " + _changes_text(group[0].changes) + "; its "
+                            "claims are judged as 'modified config'", "  ", "    "))
+        verdict_w = max(len(r.verdict) for r in group)
+        for row in group:
+            r, c = row.result, row.result.claim
+            if r.verdict == NOT_RUN:
+                detail = r.message or "not run"
+            elif c.records_paper_error:
+                detail = (f"ours {format_value(r.value)}, the paper's statement needs "
+                          f"{c.describe_test()}")
+            else:
+                detail = f"{format_value(r.value)} {c.describe_test()}"
+                spread = _spread_text(r)
+                if spread:
+                    detail += f" (seeds {spread})"
+            head = f"  {row.verdict:<{verdict_w}}  {c.where} [{c.id}]: {detail}"
+            out.extend(wrap(head, "", " " * (verdict_w + 4)))
+            out.extend(wrap(c.statement, indent, indent))
+            if row.status == PAPER_ERROR:
+                out.extend(wrap(f"the paper's error: {c.note}", indent, indent))
+    out.append("")
+    out.append(_counts(rows))
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def to_json(rows: list[ReportRow]) -> str:
+    """The rows as JSON (a list of :meth:`ReportRow.to_dict`), as ``report.json``."""
+    return json.dumps([r.to_dict() for r in rows], indent=1) + "\n"
 
 
 def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
@@ -176,7 +332,7 @@ def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
     out = Path(out)
     md, js = out / "report.md", out / "report.json"
     atomic_write_text(md, to_markdown(rows))
-    atomic_write_text(js, json.dumps([r.to_dict() for r in rows], indent=1) + "\n")
+    atomic_write_text(js, to_json(rows))
     return md, js
 
 
@@ -185,7 +341,11 @@ def _scale_cell(row: ReportRow) -> str:
     if r.verdict == NOT_RUN:
         return "—"
     spread = _spread_text(r)
-    verdict = r.verdict if r.expected else f"{r.verdict} (not expected at this scale)"
+    verdict = row.status
+    if verdict in (HOLDS, FAILS) and not r.expected:
+        verdict = f"{verdict} (not expected at this scale)"
+    elif verdict == MODIFIED:
+        verdict = f"{verdict} ({_changes_text(row.changes)})"
     return f"**{verdict}**<br>{r.describe_value()}" + (f" (seeds {spread})" if spread else "")
 
 

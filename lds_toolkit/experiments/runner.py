@@ -34,7 +34,7 @@ from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._safe_files import ensure_directory
 from .._validation import check_int
-from .base import Experiment, get_experiment
+from .base import Experiment, check_requirements, get_experiment
 from .outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
@@ -82,8 +82,10 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     name : str or Experiment
         Registered name (see ``lds-toolkit list``) or an experiment instance.
     scale : {"quick", "medium", "paper"}, optional
-        ``"quick"``: CI, a CPU minute; ``"medium"``: CPU evidence (the neural experiments
-        train each model to a plateau; the whole neural set within an hour on 2 cores);
+        ``"quick"``: the pipeline and the shape of each result (each experiment within 30 s
+        on 2 cores, the thirteen within 3 minutes); ``"medium"``: CPU evidence (the neural
+        experiments train each model to a plateau; the whole neural set within an hour on 2
+        cores);
         ``"paper"`` (default): the papers' sizes.
     quick : bool
         Shorthand for ``scale="quick"``.
@@ -112,13 +114,18 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     Raises
     ------
     ValueError
-        A bad argument, or ``out`` not a writable directory (both before any task runs).
+        A bad argument (an unknown ``name``: :class:`~.base.UnknownExperimentError`), or
+        ``out`` not a writable directory (both before any task runs).
+    MissingDependencyError
+        The experiment needs an optional dependency that is not installed (torch: the
+        ``nn`` extra), before any task runs.
     OutputLockedError
         Another run is writing to ``out/name``.
     ConnectionError
         The Dask ``scheduler`` did not answer.
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
+    check_requirements(exp)
     scale = resolve_scale(scale, quick)
     config = build_config(exp, scale=scale, seeds=seeds, seed=seed, overrides=overrides)
     tasks = [to_jsonable(t) for t in exp.tasks(config)]
@@ -166,11 +173,19 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             "numpy": np.__version__,
         }
         figures = write_outputs(outdir, summary, arrays,
-                                lambda: exp.plot(config, summary, arrays, outdir),
+                                lambda: _plot(exp, config, summary, arrays, outdir),
                                 {**run_info,
                                  "total_seconds": round(time.perf_counter() - started, 3)})
     return RunResult(exp.name, summary, arrays, outdir, figures, stats)
 
+
+def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:
+    """``exp.plot(...)`` in the toolkit's figure style, matplotlib's parameters restored
+    afterwards (:func:`~lds_toolkit.experiments.plotting.style`)."""
+    from .plotting import style
+
+    with style():
+        return exp.plot(config, summary, arrays, outdir)
 
 
 def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,

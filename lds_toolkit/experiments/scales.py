@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from .._validation import check_choice
 
-#: The scales: ``"quick"`` (CI, a CPU minute), ``"medium"`` (CPU evidence: trained to a
-#: plateau where training is involved; the neural set within an hour on 2 cores),
+#: The scales: ``"quick"`` (the pipeline: each experiment within 30 s on 2 cores),
+#: ``"medium"`` (CPU evidence: trained to a plateau where training is involved; the neural
+#: set within an hour on 2 cores),
 #: ``"paper"`` (the papers' sizes; the neural ones want a GPU) — every experiment has these
 #: three — and ``"gpu"``: what fits about 40 minutes of one H100, defined only by the
 #: experiments whose paper scale is out of a CPU's reach (their ``scales`` attribute lists

@@ -20,6 +20,7 @@ fails after :data:`SCHEDULER_TIMEOUT` seconds with its address in the message.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -30,9 +31,10 @@ from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from .._safe_files import UnsafeFileError
+from .._tqdm import tqdm
+from .progress import ProgressBoard, file_reporter, reporting_to
 from .store import StoredTaskRejected, TaskKey, TaskStore
 
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -78,12 +80,16 @@ def check_jobs(jobs) -> int:
     return jobs
 
 
-def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool):
+def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool,
+             reporter: Callable[[int, int], None] | None = None):
+    """``fn(config, task, rng)`` with the task's stream, its progress reports (see
+    :mod:`~lds_toolkit.experiments.progress`) going to ``reporter``."""
     rng = task_rng(config["seed"], task["seed_index"])
-    if single_threaded:
-        with threadpool_limits(limits=1):
-            return fn(config, task, rng)
-    return fn(config, task, rng)
+    with reporting_to(reporter):
+        if single_threaded:
+            with threadpool_limits(limits=1):
+                return fn(config, task, rng)
+        return fn(config, task, rng)
 
 
 def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict,
@@ -116,7 +122,9 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         An existing Dask client (e.g. in-process ``Client(processes=False)``); wins over
         ``scheduler``.
     single_threaded, progress, desc
-        See the module docstring; ``progress`` shows a tqdm bar on stderr.
+        See the module docstring; ``progress`` shows a tqdm bar on stderr, with the
+        training steps of the running tasks after it (local runs; see
+        :mod:`~lds_toolkit.experiments.progress`).
 
     Returns
     -------
@@ -156,6 +164,7 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
 
     bar = tqdm(total=len(tasks), initial=n_cached, desc=desc, disable=not progress,
                leave=False, dynamic_ncols=True)
+    board = ProgressBoard(bar) if progress and todo else None
 
     unstored: list[str] = []
 
@@ -167,18 +176,23 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             except UnsafeFileError as exc:  # e.g. a directory planted where the record goes
                 unstored.append(str(exc))
         computed.append(keys[i])
+        if board is not None:
+            board.done(i)
         bar.update(1)
 
     try:
-        if not todo:
-            pass
-        elif client is not None or scheduler is not None:
-            _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler)
-        elif jobs == 1 or len(todo) == 1:
-            for i in todo:
-                finish(i, _execute(fn, config, tasks[i], single_threaded))
-        else:
-            _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs)
+        with board if board is not None else contextlib.nullcontext():
+            if not todo:
+                pass
+            elif client is not None or scheduler is not None:
+                _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler)
+            elif jobs == 1 or len(todo) == 1:
+                for i in todo:
+                    local = board.local(i) if board is not None else None
+                    finish(i, _execute(fn, config, tasks[i], single_threaded, local))
+            else:
+                _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs,
+                            board.directory if board is not None else None)
     finally:
         bar.close()
         if unstored:
@@ -190,14 +204,15 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     return results, stats
 
 
-def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs):
+def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress_dir=None):
     from joblib import Parallel, delayed
 
     driver = os.getpid()
 
     def indexed(i):
         watch_parent(driver)
-        return i, _execute(fn, config, tasks[i], single_threaded)
+        reporter = None if progress_dir is None else file_reporter(progress_dir, str(i))
+        return i, _execute(fn, config, tasks[i], single_threaded, reporter)
 
     outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(indexed)(i) for i in todo)

@@ -72,9 +72,9 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from .._repr import compact_repr
+from .._tqdm import tqdm
 from ._ssm_base import ssm_parameter_groups
 from ._validation import input_checks
 from .batching import (

@@ -42,15 +42,14 @@ def test_every_registered_experiment_lives_in_the_module_named_after_it():
 
 
 def test_every_listed_module_defines_its_experiment():
+    # registered whether or not its optional dependencies are installed (modules import
+    # without torch); those it lacks make it unavailable, by name, with the reason
     registered = toolkit_experiments()
-    unavailable = unavailable_experiments()  # modules whose optional dependency is missing
+    assert set(unavailable_experiments()) <= set(registered)
     for name, module in EXPERIMENT_MODULES.items():
         assert module == module_name(name), (name, module)
         assert (CATALOG_DIR / f"{module}.py").is_file(), module
-        if module in unavailable:
-            assert name not in registered
-        else:
-            assert type(registered[name]).__module__ == f"{PACKAGE}.{module}", name
+        assert type(registered[name]).__module__ == f"{PACKAGE}.{module}", name
     # one module per experiment, and nothing registered that the mapping does not list
     assert len(set(EXPERIMENT_MODULES.values())) == len(EXPERIMENT_MODULES)
     assert set(registered) <= set(EXPERIMENT_MODULES)
@@ -75,3 +74,14 @@ def test_the_mapping_is_read_without_importing_an_experiment():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_reproduce_all_runs_the_cheap_numpy_experiments_before_the_torch_ones():
+    """``reproduce all`` follows EXPERIMENT_MODULES (cheapest quick run first): every numpy
+    experiment (seconds) before any torch one (tens of seconds)."""
+    from lds_toolkit.experiments.base import get_experiment, known_names
+
+    names = [n for n in known_names() if n in EXPERIMENT_MODULES]
+    assert names == list(EXPERIMENT_MODULES)
+    needs_torch = [bool(get_experiment(n).requires) for n in names]
+    assert needs_torch == sorted(needs_torch) and any(needs_torch) and not all(needs_torch)

@@ -1,7 +1,8 @@
 """Quick-mode runs of the six neural experiments, end to end through the CLI (slow).
 
-One module-scoped run writes every experiment's outputs; the tests assert the claims the
-issue asks for on ``summary.json``, and print each experiment's wall time.
+One module-scoped run writes every experiment's outputs; the tests assert the claims declared
+for the quick scale on ``summary.json``, and print each experiment's wall time (each is
+meant to stay under 30 s on 2 idle cores; ``make figures`` runs them with ``--jobs 2``).
 """
 
 from __future__ import annotations
@@ -69,24 +70,22 @@ def test_induction_heads_reports_every_factor(quick_runs):
 
 
 def test_assoc_recall_every_model_trained_from_scratch_at_every_length(quick_runs):
-    """What the layers must do at the quick scale: near-perfect recall at L = 30 for every
-    Focus variant that can attend within its chunk, and a record of how each run ended."""
+    """The quick scale's shape: the two claimed models at L = 30 (their claims are asserted
+    in test_declared_claims_hold) and both readings of "C = 32" at L = 64, each trained from
+    scratch, with a record of how each run ended and the split by chunk."""
     s = _summary(quick_runs[0], "assoc-recall")
     cfg = s["config"]
+    assert cfg["models_at"] == {"30": ["focus", "focus-h"], "64": ["focus", "focus-nc"]}
     for n, models in cfg["models_at"].items():
         for m in models:
             assert len(s["accuracy_seeds"][m][n]) == cfg["seeds"], (m, n)
             assert all(0 < st <= cfg["train"][n]["max_steps"] for st in s["steps"][m][n])
             counts = s["split_count"][m][n]
             assert all(sum(c) == cfg["n_test"] for c in zip(*counts.values()))
-    # M = 30: one chunk, plain attention in it (focus and focus-h: declared claims, asserted in
-    # test_declared_claims_hold; the stable-triangle variant must do as well)
-    assert s["accuracy"]["focus-st"]["30"] >= 0.9
-    # with "C = 32" chunks of a 30-token sequence are one token long: no attention to keys
-    assert s["chunk_length"]["focus-nc"]["30"] == 1 and s["chunk_length"]["focus-nc"]["256"] == 8
-    assert s["chunk_length"]["focus"]["256"] == 32
-    # inside its own chunk Focus recalls what attention can see
-    assert s["split_accuracy"]["focus"]["256"]["same"] >= 0.9
+    # at L = 64 the readings differ: chunks of 32 tokens against 32 chunks of 2 tokens
+    assert s["chunk_length"]["focus"]["64"] == 32 and s["chunk_length"]["focus-nc"]["64"] == 2
+    # stopped at 100 % held-out accuracy, not at the budget
+    assert s["status"]["focus"]["30"] == ["target_reached"]
 
 
 def test_las_ablation_models_learn_listops(quick_runs):

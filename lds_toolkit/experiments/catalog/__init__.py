@@ -13,30 +13,35 @@ what they hold:
   ``lengen-region-b``, ``lengen-alg2``);
 * :mod:`._neural_common`: what the torch experiments share (device and threads, seeds,
   scales, the plateau rule, reductions over seeds);
-* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures.
+* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures;
+* :mod:`._cloze_layers`: the S4 + cross-attention layer of ``cloze`` (a ``torch.nn.Module``).
 
 To add an experiment: write ``catalog/NAME_with_underscores.py`` with an
 :class:`~lds_toolkit.experiments.Experiment` subclass decorated with
 :func:`~lds_toolkit.experiments.register`, and add ``"NAME": "NAME_with_underscores"`` to
-:data:`EXPERIMENT_MODULES`. Modules needing torch are listed as unavailable when torch is
-missing. This file imports no experiment module: the mapping can be read without paying for
-any of them.
+:data:`EXPERIMENT_MODULES`. Every experiment module imports without torch: a neural one
+imports torch and :mod:`lds_toolkit.neural` inside the functions that train and measure, and
+declares ``requires = ("torch",)`` (its private helpers that subclass torch classes, like
+:mod:`._cloze_layers`, are imported there too). This file imports no experiment module: the
+mapping can be read without paying for any of them, and ``get_experiment(NAME)`` imports only
+NAME's module.
 """
 
-#: Registered name -> module of this package defining it, cheapest quick run first (the
-#: numpy experiments, then the torch ones by their committed quick run time).
+#: Registered name -> module of this package defining it, cheapest quick run first (``reproduce
+#: all`` runs them in this order): the numpy experiments, then the torch ones by their quick
+#: run time (each under 30 s on 2 cores, see docs/results/quick/*/run.json).
 EXPERIMENT_MODULES: dict[str, str] = {
     "lengen-regions": "lengen_regions",
-    "lds-impulse": "lds_impulse",
-    "lengen-region-a": "lengen_region_a",
-    "lengen-region-b": "lengen_region_b",
     "lengen-alg2": "lengen_alg2",
+    "lengen-region-b": "lengen_region_b",
+    "lengen-region-a": "lengen_region_a",
+    "lds-impulse": "lds_impulse",
     "nss-etc": "nss_etc",
     "regret-scaling": "regret_scaling",
-    "induction-heads": "induction_heads",
-    "cloze": "cloze",
     "nss-s4": "nss_s4",
-    "lds-streams": "lds_streams",
-    "assoc-recall": "assoc_recall",
+    "induction-heads": "induction_heads",
     "las-ablation": "las_ablation",
+    "lds-streams": "lds_streams",
+    "cloze": "cloze",
+    "assoc-recall": "assoc_recall",
 }

@@ -1,8 +1,11 @@
 """Shared plumbing of the neural experiments (``neural_*.py``): their base class, seeds,
 threads, device, spreads.
 
-Importing this module imports torch; a missing torch makes every ``neural_*`` catalog module
-unavailable (the registry lists it with the reason) instead of breaking ``lds-toolkit list``.
+Importing this module (and a neural catalog module) does not import torch: torch and
+:mod:`lds_toolkit.neural` are imported inside the functions that train and measure, so that
+``lds-toolkit list``, ``report`` and the numpy experiments work without torch. A neural
+experiment declares ``requires = ("torch",)``; running it without torch ends with one line
+naming the ``nn`` extra (:func:`lds_toolkit.experiments.base.missing_requirements`).
 
 Conventions of the neural experiments:
 
@@ -23,13 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from ...neural.training import Plateau, resolve_device, torch_threads
 from ..base import Experiment
+from ..progress import report_progress
 from ..scales import check_scale
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+    from ...neural.training import Plateau
 
 #: Most intra-op threads a neural task uses (the reference machine has 2 cores).
 MAX_THREADS = 2
@@ -37,6 +45,8 @@ MAX_THREADS = 2
 
 def task_device() -> torch.device:
     """CUDA when available, else CPU."""
+    from ...neural.training import resolve_device
+
     return resolve_device("auto")
 
 
@@ -47,6 +57,8 @@ def task_threads(n: int = MAX_THREADS):
     Small models run faster on one thread: on a loaded 2-core machine OpenMP barriers of two
     threads over tiny tensors cost more than the work (measured 4x slower on L = 30 models).
     """
+    from ...neural.training import torch_threads
+
     with torch_threads(max(1, min(n, MAX_THREADS, os.cpu_count() or 1))):
         yield
 
@@ -87,6 +99,8 @@ PLATEAU = {"window": 5, "min_delta": 0.02, "metric": "loss", "min_evals": 8, "mi
 
 def plateau_rule(config) -> Plateau | None:
     """The config's ``"plateau"`` entry as a :class:`Plateau` (None when absent or null)."""
+    from ...neural.training import Plateau
+
     spec = config.get("plateau")
     return None if spec is None else Plateau(**spec)
 
@@ -100,9 +114,10 @@ def plateaued(status: str) -> bool:
 class NeuralExperiment(Experiment):
     """Base of the neural experiments: torch manages its own threads (``single_threaded =
     False``: run with ``--jobs 1``); by default one task per seed and model of
-    ``config["models"]``."""
+    ``config["models"]``. They need torch (``requires``: the ``nn`` extra)."""
 
     single_threaded = False
+    requires = ("torch",)
 
     def tasks(self, config):
         return [{"seed_index": s, "model": m} for s in range(config["seeds"])
@@ -148,6 +163,20 @@ def stack_ragged(curves) -> np.ndarray:
 def divergences(by: dict[str, list]) -> dict[str, list]:
     """The divergence reports of the tasks that diverged, per model."""
     return {m: [r["divergence"] for r in rs if r["divergence"]] for m, rs in by.items()}
+
+
+def step_progress(total: int, inner=None):
+    """A training callback (``train(callback=...)``) that reports each step as progress of
+    the task (:func:`~lds_toolkit.experiments.progress.report_progress`: the sweep's bar
+    shows ``steps done/total`` of the running tasks) and then calls ``inner(step, record)``
+    when given, returning what it returns (True stops training)."""
+    total = int(total)
+
+    def callback(step, record):
+        report_progress(step + 1, total)
+        return inner(step, record) if inner is not None else False
+
+    return callback
 
 
 def training_record(result) -> dict:

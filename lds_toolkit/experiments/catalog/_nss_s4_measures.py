@@ -12,19 +12,22 @@ one LDS per channel with what it says about non-stable states (:func:`lds_analys
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from ...control import discrete_certificate
-from ...neural import SequenceModel
 from ...systems import LDS, memory_length
+
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is measured
+    import torch
+
+    from ...neural import SequenceModel
 
 #: step-size multipliers of the NSS map (the layer's ``rate``)
 RATES = [2.0 ** k for k in range(-6, 11)]
 
 
-@torch.no_grad()
 def layer_states(model: SequenceModel, u: np.ndarray):
     """The SSM's input, states and output weights of the model's single layer, in float64.
 
@@ -33,17 +36,20 @@ def layer_states(model: SequenceModel, u: np.ndarray):
     (..., length, H, N/2) complex, every state ``x_t`` after reading ``v_t``, and ``C``
     (H, N/2) complex, with the SSM output ``y_t = 2 Re(C x_t) + D v_t``.
     """
-    m = copy.deepcopy(model).double().cpu()
-    u = np.asarray(u, dtype=float)
-    single = u.ndim == 2
-    z = m.encoder(torch.as_tensor(u[None] if single else u))
-    layer = m.blocks[0].layer
-    v = layer.smr(z) if hasattr(layer, "smr") else z
-    x = recurrent_states(layer.ssm, v)
-    v, x = v.numpy(), x.numpy()
-    if single:
-        v, x = v[0], x[0]
-    return v, x, layer.ssm._C(torch.float64).numpy()
+    import torch
+
+    with torch.no_grad():
+        m = copy.deepcopy(model).double().cpu()
+        u = np.asarray(u, dtype=float)
+        single = u.ndim == 2
+        z = m.encoder(torch.as_tensor(u[None] if single else u))
+        layer = m.blocks[0].layer
+        v = layer.smr(z) if hasattr(layer, "smr") else z
+        x = recurrent_states(layer.ssm, v)
+        v, x = v.numpy(), x.numpy()
+        if single:
+            v, x = v[0], x[0]
+        return v, x, layer.ssm._C(torch.float64).numpy()
 
 
 def state_volume(x: np.ndarray) -> np.ndarray:
@@ -91,18 +97,20 @@ def nominal_floor(task) -> float:
     return float(np.mean((np.sin(info["frequency"] * t_nominal) - task.targets[0, :, 0]) ** 2))
 
 
-@torch.no_grad()
 def recurrent_states(ssm, v: torch.Tensor) -> torch.Tensor:
     """Every state of ``ssm`` (an S4 layer's SSM) on ``v`` (batch, length, H), from its
     recurrent mode ``ssm.step``: complex (batch, length, H, N/2). The same numbers as
     ``ssm.states(v)`` (pinned to 1e-10 in the layer tests), at O(L) steps of O(H N^2) for the
     DPLR SSM instead of the doubling scan's O(H N^2 L log L)."""
-    state = ssm.initial_state(v.shape[0], dtype=v.dtype, device=v.device)
-    xs = []
-    for t in range(v.shape[1]):
-        _, state = ssm.step(v[:, t], state)
-        xs.append(state)
-    return torch.stack(xs, dim=1)
+    import torch
+
+    with torch.no_grad():
+        state = ssm.initial_state(v.shape[0], dtype=v.dtype, device=v.device)
+        xs = []
+        for t in range(v.shape[1]):
+            _, state = ssm.step(v[:, t], state)
+            xs.append(state)
+        return torch.stack(xs, dim=1)
 
 
 def dc_volume(model: SequenceModel, v: np.ndarray, C: np.ndarray) -> np.ndarray:
@@ -110,6 +118,8 @@ def dc_volume(model: SequenceModel, v: np.ndarray, C: np.ndarray) -> np.ndarray:
     average :math:`\bar v` of its input ``v`` (length, H) alone. The SSM is linear in v, so
     its states split as x = x[v̄] + x[v - v̄]: this is the part a constant input builds up,
     which keeps rising for as long as the slowest modes remember. Shape (length,)."""
+    import torch
+
     m = copy.deepcopy(model).double().cpu()
     vbar = torch.as_tensor(np.broadcast_to(v.mean(axis=0), v.shape).copy())[None]
     x_dc = recurrent_states(m.blocks[0].layer.ssm, vbar)[0].numpy()
@@ -134,6 +144,8 @@ def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
     ``radius_at_rate`` (:math:`\max_h\rho(\bar A_h)` at the step :math:`r\Delta_h` for every
     r of ``rates``).
     """
+    import torch
+
     layer = model.blocks[0].layer
     H, N = layer.ssm.d_model, layer.ssm.d_state
 

@@ -36,11 +36,10 @@ training distances), ``steps``, ``plateaued``, ``status``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ...neural import SequenceModel
-from ...neural.tasks import induction_heads
-from ...neural.training import evaluate, predict, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
@@ -51,17 +50,23 @@ from ._neural_common import (
     plateau_rule,
     spread,
     stack_ragged,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
     training_record,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
+    from ...neural import SequenceModel
+
 #: the medium scale's plateau: held-out accuracy flat (within 1 point) for 10 evaluations
 ACCURACY_PLATEAU = {"window": 10, "min_delta": 0.01, "metric": "accuracy"}
 
 
 def build_model(config: dict, seed: int) -> SequenceModel:
+    from ...neural import SequenceModel
+
     return SequenceModel(
         config["d_model"], 2, "stu",
         layer_kwargs={"seq_len": config["T"], "num_filters": config["num_filters"],
@@ -79,6 +84,8 @@ def distance_accuracy(model, data, n_train: int) -> dict:
     """Accuracy of ``model`` on ``data`` split by the recall distance d = L - 1 - p:
     ``within`` (d <= n_train - 1, distances a training sequence of length n_train holds) and
     ``beyond`` (longer), with the counts; NaN for an empty group."""
+    from ...neural.training import predict
+
     pred = predict(model, data, batch_size=128)[:, -1].argmax(-1)
     correct = pred == data.info["answer"]
     d = data.targets.shape[1] - 1 - data.info["trigger_position"]
@@ -99,6 +106,8 @@ class Probe:
         self.accuracy: dict = {m: [] for m in probes}
 
     def __call__(self, step, record):
+        from ...neural.training import evaluate
+
         if self.every and (step + 1) % self.every == 0:
             self.steps.append(step + 1)
             for m, d in self.probes.items():
@@ -154,7 +163,7 @@ class InductionHeads(NeuralExperiment):
                "eval_every": by_scale(scale, quick=50, medium=100, paper=50),
                "target_accuracy": by_scale(scale, quick=0.995, medium=None, paper=0.995),
                "plateau": by_scale(scale, quick=None, medium=ACCURACY_PLATEAU, paper=None),
-               "seeds": by_scale(scale, quick=5, medium=8, paper=5)}
+               "seeds": by_scale(scale, quick=3, medium=8, paper=5)}
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -164,6 +173,9 @@ class InductionHeads(NeuralExperiment):
                 for n in config["train_lengths"]]
 
     def run_task(self, config, task, rng):
+        from ...neural.tasks import induction_heads
+        from ...neural.training import evaluate, train
+
         n = task["train_length"]
         v = config["vocab_size"]
         lengths = eval_lengths(config, n)
@@ -183,7 +195,7 @@ class InductionHeads(NeuralExperiment):
                         eval_every=config["eval_every"],
                         target_accuracy=config["target_accuracy"],
                         plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=probe)
+                        callback=step_progress(config["max_steps"], probe))
             model.cpu()
             if res.diverged:  # a diverged model is not evaluated (divergence is recorded)
                 acc = {str(m): float("nan") for m in evals}

@@ -34,12 +34,11 @@ training streams (they learn online), the neural models never see the evaluation
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...learning import LastValue, LearnerDivergedError
-from ...neural import SequenceModel
-from ...neural.tasks import SequenceTask, lds_next_output
-from ...neural.training import predict, train
 from ..base import register
 from ..plotting import figure, save_figure, smooth
 from ..scales import by_scale
@@ -62,11 +61,16 @@ from ._neural_common import (
     plateau_rule,
     spread,
     stack_ragged,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
     training_record,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
+    from ...neural import SequenceModel
+    from ...neural.tasks import SequenceTask
 
 NEURAL = ("s4", "s4+", "stu", "focus", "las", "transformer")
 LEARNERS = ("alg1", "alg2", "last-value")
@@ -75,6 +79,8 @@ LAYERS = {"s4": ("s4", {}), "s4+": ("s4plus", {}), "focus": ("focus", {}),
 
 
 def build_model(name: str, config: dict, seed: int) -> SequenceModel:
+    from ...neural import SequenceModel
+
     layer, kwargs = LAYERS.get(name, ("stu", None))
     if name == "stu":
         kwargs = {"seq_len": config["T"], "num_filters": config["k"]}
@@ -86,6 +92,8 @@ def build_model(name: str, config: dict, seed: int) -> SequenceModel:
 
 def _normalised(task: SequenceTask, scale: float) -> SequenceTask:
     """Outputs (in inputs and targets) divided by ``scale``; inputs u unchanged."""
+    from ...neural.tasks import SequenceTask
+
     d_in = task.info["u"].shape[-1]
     inputs = task.inputs.copy()
     inputs[..., d_in:] /= scale
@@ -121,8 +129,10 @@ class LDSStreams(NeuralExperiment):
 
     def config(self, scale, seeds):
         if scale == "quick":
+            # the pipeline in ~25 s on 2 cores: 150 training steps per layer (the medium
+            # scale trains to a plateau)
             cfg = {"train_length": 128, "n": 32, "k": 16, "n_train": 256, "n_eval": 16,
-                   "d_model": 32, "steps": 400, "seeds": 1}
+                   "d_model": 32, "steps": 150, "seeds": 1}
         elif scale == "medium":
             cfg = {"train_length": 128, "n": 64, "k": 16, "n_train": 512, "n_eval": 32,
                    "d_model": 32, "steps": 4000, "seeds": 2}
@@ -150,6 +160,9 @@ class LDSStreams(NeuralExperiment):
                 for r in config["regions"] for m in config["models"]]
 
     def run_task(self, config, task, rng):
+        from ...neural.tasks import lds_next_output
+        from ...neural.training import predict, train
+
         # the same draws for every model of a (seed, region): system, streams, torch seed
         system = draw_system(config, task["region"], rng)
         L, T = config["train_length"], config["T"]
@@ -171,7 +184,8 @@ class LDSStreams(NeuralExperiment):
                             lr=config["lr"], warmup=config["warmup"],
                             schedule=config["schedule"], weight_decay=config["weight_decay"],
                             eval_every=config["eval_every"] if held_raw is not None else 0,
-                            plateau=plateau_rule(config), seed=seed, device=task_device())
+                            plateau=plateau_rule(config), seed=seed, device=task_device(),
+                            callback=step_progress(config["steps"]))
                 if res.diverged:
                     curve = np.full(T, np.nan)
                 else:

@@ -60,12 +60,10 @@ Model: linear encoder 1 -> d, one residual block with the SSM layer and no MLP o
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...neural import SequenceModel
-from ...neural.tasks import SequenceTask, sine_fit
-from ...neural.training import evaluate, predict, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
@@ -78,6 +76,7 @@ from ._neural_common import (
     plateau_rule,
     spread,
     stack_ragged,
+    step_progress,
     task_device,
     task_threads,
     torch_seed,
@@ -95,6 +94,10 @@ from ._nss_s4_measures import (
     weighted_state_volume,
 )
 
+if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
+    from ...neural import SequenceModel
+    from ...neural.tasks import SequenceTask
+
 MODELS = ("s4", "s4d", "s4+", "s4d-free")
 #: layer name and keyword arguments of each model
 LAYERS = {"s4": ("s4", {"mode": "dplr"}),
@@ -108,6 +111,8 @@ COLORS = {"s4": "#1f77b4", "s4d": "#2ca02c", "s4+": "#d62728", "s4d-free": "#946
 
 def build_model(name: str, config: dict, seed: int) -> SequenceModel:
     """Encoder 1 -> d_model, one residual block around the model's SSM layer, head d -> 1."""
+    from ...neural import SequenceModel
+
     layer, kwargs = LAYERS[name]
     return SequenceModel(config["d_model"], 1, layer,
                          layer_kwargs={"d_state": config["d_state"], **kwargs},
@@ -116,6 +121,8 @@ def build_model(name: str, config: dict, seed: int) -> SequenceModel:
 
 def stack_tasks(tasks: list) -> SequenceTask | None:
     """One :class:`SequenceTask` holding the sequences of several (None for none)."""
+    from ...neural.tasks import SequenceTask
+
     if not tasks:
         return None
     return SequenceTask(*(np.concatenate([getattr(t, k) for t in tasks])
@@ -198,19 +205,23 @@ class NssS4(NeuralExperiment):
     def config(self, scale, seeds):
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
                "n_perturbations": 10, "long_factor": 10,
-               "steps": by_scale(scale, quick=1000, medium=4000, paper=2000),
+               # quick: the pipeline in ~15 s on 2 cores (one seed, 500 steps)
+               "steps": by_scale(scale, quick=500, medium=4000, paper=2000),
                "schedule": by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
                "n_validation": by_scale(scale, quick=0, medium=5, paper=0),
                "eval_every": by_scale(scale, quick=0, medium=50, paper=0),
                "plateau": by_scale(scale, quick=None, medium=PLATEAU, paper=None),
                "lr": 3e-3, "warmup": 100, "d_model": 16, "d_state": 64,
-               "seeds": by_scale(scale, quick=2, medium=8, paper=10),
+               "seeds": by_scale(scale, quick=1, medium=8, paper=10),
                "models": list(MODELS)}
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
 
     def run_task(self, config, task, rng):
+        from ...neural.tasks import sine_fit
+        from ...neural.training import train
+
         n, freq, jit = config["n_points"], config["frequency"], config["jitter"]
         data = sine_fit(n, frequency=freq)
         seed = torch_seed(rng)
@@ -227,7 +238,7 @@ class NssS4(NeuralExperiment):
                         schedule=config["schedule"], grad_clip=None, divergence_factor=None,
                         eval_every=config["eval_every"] if validation is not None else 0,
                         plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=grads)
+                        callback=step_progress(config["steps"], grads))
             record = {**training_record(res), "grad_sum_curve": np.asarray(grads.values),
                       "eval_steps": res.evals["step"], "eval_loss": res.evals["loss"]}
             if res.diverged:
@@ -238,6 +249,8 @@ class NssS4(NeuralExperiment):
 
     @staticmethod
     def _measure(model, data, perturbed, config):
+        from ...neural.training import evaluate, predict
+
         u = data.inputs[0]
         pred = predict(model, data)[0, :, 0]
         v, x, C = layer_states(model, u)
