@@ -10,6 +10,7 @@ from .realization import era, hankel_matrix, impulse_fit_error
 from .regions import EigenvalueRegions, Interval, eigenvalue_regions
 from .simulate import (
     OUTPUT_CONVENTIONS,
+    ModalCertificate,
     SimulationDivergedError,
     SimulationResult,
     modal_form,
@@ -22,6 +23,7 @@ __all__ = [
     "EigenvalueRegions",
     "Interval",
     "MemoryLength",
+    "ModalCertificate",
     "OUTPUT_CONVENTIONS",
     "SimulationDivergedError",
     "SimulationResult",
