@@ -1,0 +1,202 @@
+"""Benchmark: each torch layer's forward+backward at the experiments' shapes against this
+machine's attainable peak (dense float32 GEMM), as a fraction (a roofline for training).
+
+Peak: the best GFLOP/s of a float32 ``torch.mm`` of 1024^2 (and 2048^2) matrices, on the same
+number of threads the experiments train with (one per task: ``task_threads(1)`` in every
+neural experiment; ``--threads``).
+
+FLOPs are counted from the shapes of the operations the pass dispatches, with torch's
+``FlopCounterMode`` (matrix products, convolutions, attention kernels, forward and backward),
+plus real/complex FFTs (``aten._fft_r2c``, ``_fft_c2r``, ``_fft_c2c``), which it does not
+count, at 2.5 N log2 N (real) and 5 N log2 N (complex) per transform of length N. Elementwise
+operations are not counted (their cost is memory traffic, not arithmetic). The pass also
+reports how many aten operations it dispatches: on CPU each costs a few microseconds of
+framework overhead whatever its size, which bounds the fraction of small layers.
+
+Shapes: the medium scale of each neural experiment (batch, length, width as its config
+builds them), one layer (``SequenceModel`` blocks add norms and MLPs around it):
+
+======================  =========================================================
+las-ablation            LaSAttention(64), 8 heads, chunk 128, P = 5 (las) / ALiBi
+                        rows; batch 8 x 1280 tokens (mean ListOps length)
+assoc-recall (L = 1K)   Focus(64, chunk 32, global hyper conv), LaSAttention(64),
+                        S4PlusPlus(64), SelfAttention(64, 1 head); batch 8 x 1024
+induction-heads         STU(64, seq_len 512, 20 filters); batch 32 x 32 tokens
+cloze                   S4(32, N = 64); batch 16 x 100
+nss-s4                  S4(16, N = 64, DPLR) and S4Plus(16, DPLR); batch 1 x 100
+======================  =========================================================
+
+Run: ``python benchmarks/roofline.py [--quick] [--threads 1] [--json out.json]``. Prints one
+row per layer: GFLOP per pass, fwd+bwd time (median), achieved GFLOP/s and the fraction of
+the peak, and the number of aten operations per pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import table  # noqa: E402
+
+from lds_toolkit import neural  # noqa: E402
+from lds_toolkit.experiments.catalog.las_ablation import layer_options, scale_config  # noqa: E402
+
+
+def _fft_count(shape, dim, n_signal: int, real: bool) -> int:
+    """FLOPs of FFTs of length ``n_signal`` over ``dim`` of an array of ``shape``."""
+    batch = math.prod(shape) // max(1, math.prod(shape[d] for d in dim))
+    return int(batch * (2.5 if real else 5.0) * n_signal * math.log2(max(n_signal, 2)))
+
+
+def _fft_mapping():
+    """FlopCounterMode formulas (called with input shapes) for torch's FFT kernels."""
+    aten = torch.ops.aten
+
+    def r2c(x, dim, normalization, onesided, out_shape=None, **kw):
+        return _fft_count(x, dim, math.prod(x[d] for d in dim), True)
+
+    def c2r(x, dim, normalization, last_dim_size, out_shape=None, **kw):
+        n = math.prod(x[d] for d in dim[:-1]) * last_dim_size
+        return _fft_count(x, dim, n, True)
+
+    def c2c(x, dim, normalization, forward, out_shape=None, **kw):
+        return _fft_count(x, dim, math.prod(x[d] for d in dim), False)
+
+    return {aten._fft_r2c: r2c, aten._fft_c2r: c2r, aten._fft_c2c: c2c}
+
+
+def gemm_peak(threads: int, sizes=(1024, 2048), repeat: int = 5) -> float:
+    """Best float32 GEMM GFLOP/s over ``sizes`` on ``threads`` threads."""
+    torch.set_num_threads(threads)
+    best = 0.0
+    for n in sizes:
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        torch.mm(a, b)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            best = max(best, 2 * n**3 / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
+def cases(quick: bool):
+    """(name, experiment, factory, input shape); ``quick`` shortens the long inputs."""
+    las_cfg = scale_config("medium")
+    L_las, L_assoc = (384, 256) if quick else (1280, 1024)
+    return [
+        ("las (las-ablation)", "las-ablation medium",
+         lambda: neural.LaSAttention(64, **layer_options("las", las_cfg)), (8, L_las, 64)),
+        ("las alibi (las-ablation)", "las-ablation medium",
+         lambda: neural.LaSAttention(64, **layer_options("alibi", las_cfg)), (8, L_las, 64)),
+        ("focus (assoc-recall)", f"assoc-recall L={L_assoc}",
+         lambda: neural.Focus(64, chunk_size=32, hyper_kernel_size=L_assoc), (8, L_assoc, 64)),
+        ("las full (assoc-recall)", f"assoc-recall L={L_assoc}",
+         lambda: neural.LaSAttention(64), (8, L_assoc, 64)),
+        ("s4++ (assoc-recall)", f"assoc-recall L={L_assoc}",
+         lambda: neural.S4PlusPlus(64), (8, L_assoc, 64)),
+        ("attention (assoc-recall)", f"assoc-recall L={L_assoc}",
+         lambda: neural.SelfAttention(64, n_heads=1, causal=True), (8, L_assoc, 64)),
+        ("stu (induction-heads)", "induction-heads medium",
+         lambda: neural.STU(64, seq_len=512, num_filters=20), (32, 32, 64)),
+        ("s4 (cloze)", "cloze", lambda: neural.S4(32, 64), (16, 100, 32)),
+        ("s4 dplr (nss-s4)", "nss-s4", lambda: neural.S4(16, 64, mode="dplr"), (1, 100, 16)),
+        ("s4+ dplr (nss-s4)", "nss-s4", lambda: neural.S4Plus(16, d_state=64, mode="dplr"),
+         (1, 100, 16)),
+    ]
+
+
+class _OpCounter(torch.utils._python_dispatch.TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def measure_layer(factory, shape, *, min_time: float = 1.0, min_repeats: int = 3,
+                  seed: int = 0) -> dict:
+    """fwd+bwd median time, FLOPs and aten-op count of one layer on one input shape."""
+    torch.manual_seed(seed)
+    layer = factory()
+    x = torch.randn(*shape, requires_grad=True)
+
+    def one_pass():
+        x.grad = None
+        layer.zero_grad(set_to_none=True)
+        layer(x).square().mean().backward()
+
+    counter = FlopCounterMode(display=False, custom_mapping=_fft_mapping())
+    with counter:
+        one_pass()
+    ops = _OpCounter()
+    with ops:
+        one_pass()
+    one_pass()  # warm-up
+    times = []
+    while len(times) < min_repeats or (sum(times) < min_time and len(times) < 50):
+        t0 = time.perf_counter()
+        one_pass()
+        times.append(time.perf_counter() - t0)
+    return {"flops": counter.get_total_flops(), "seconds": statistics.median(times),
+            "ops": ops.count, "repeats": len(times)}
+
+
+def run(quick: bool = False, threads: int = 1, only: list[str] | None = None) -> dict:
+    torch.set_num_threads(threads)
+    peak = gemm_peak(threads)
+    rows = []
+    for name, exp, factory, shape in cases(quick):
+        if only and not any(o in name for o in only):
+            continue
+        r = measure_layer(factory, shape, min_time=0.3 if quick else 1.0)
+        achieved = r["flops"] / r["seconds"] / 1e9
+        rows.append({"layer": name, "experiment": exp, "shape": list(shape),
+                     "gflop": r["flops"] / 1e9, "seconds": r["seconds"],
+                     "gflops": achieved, "fraction": achieved / peak, "ops": r["ops"],
+                     "us_per_op": 1e6 * r["seconds"] / max(1, r["ops"])})
+        torch.set_num_threads(threads)
+    return {"peak_gflops": peak, "threads": threads, "rows": rows}
+
+
+def print_result(res: dict) -> None:
+    print(f"attainable peak (float32 GEMM, {res['threads']} thread(s)): "
+          f"{res['peak_gflops']:.1f} GFLOP/s")
+    print(table([(r["layer"], "x".join(map(str, r["shape"])), f"{r['gflop']:.3f}",
+                  f"{r['seconds'] * 1e3:.1f}", f"{r['gflops']:.1f}",
+                  f"{100 * r['fraction']:.1f} %", r["ops"], f"{r['us_per_op']:.0f}")
+                 for r in res["rows"]],
+                ("layer (experiment)", "input", "GFLOP/pass", "fwd+bwd ms", "GFLOP/s",
+                 "of peak", "aten ops", "us/op")))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="shorter inputs (seconds)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--only", nargs="*", help="layers whose name contains one of these")
+    p.add_argument("--json", type=Path, help="also write the results here")
+    args = p.parse_args(argv)
+    print(f"load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())} on "
+          f"{os.cpu_count()} cores; torch {torch.__version__}")
+    res = run(args.quick, args.threads, args.only)
+    print_result(res)
+    print(f"load average at end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
