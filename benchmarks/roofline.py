@@ -115,6 +115,50 @@ def cases(quick: bool):
     ]
 
 
+#: Why each layer stays below 25 % of the GEMM peak at its experiment's shape, and what was
+#: tried (issue 28). Measured on the 2-core development machine, one thread.
+REASONS = {
+    "las (las-ablation)": (
+        "The attention core is torch's fused CPU attention (SDPA) on 640 independent 128 x 128 "
+        "problems of head width 8 (padded to 16, which the kernel runs faster); SDPA alone is "
+        "~60 % of the pass. Measured for the same core: explicit batched matrix products over "
+        "the chunks 2.3x slower (each 42M-entry score tensor crosses memory ~10 times), the "
+        "same grouped 16 chunk-batches at a time 1.4x slower, torch.compile 2.6x slower after "
+        "78 s of compilation. The head with rate 1 (log schedule) runs in query blocks: its "
+        "decay spans e^127 within a chunk, beyond float32."),
+    "las alibi (las-ablation)": (
+        "As LaS: fused SDPA on 128-token chunks of width 8 (+2 ALiBi columns), padded to 16."),
+    "focus (assoc-recall)": (
+        "Mostly FFT convolutions (the global hyper-network convolution, the per-bin IIR "
+        "filters) and elementwise gates: memory-bound work that FLOP counts understate, ~730 "
+        "aten ops per pass. The FFT convolution already has a hand-written gradient "
+        "(benchmarks/fft_conv.py). torch.compile fails on this layer (inductor "
+        "BackendCompilerFailed, torch 2.13 CPU)."),
+    "las full (assoc-recall)": (
+        "Full causal SDPA at L = 1024 with head width 8 (padded to 16): the fused kernel's "
+        "speed at that width; the FLOP count includes the masked half."),
+    "s4++ (assoc-recall)": (
+        "FFT convolution plus causal attention with gates: elementwise and FFT work "
+        "dominate the counted FLOPs' time."),
+    "attention (assoc-recall)": (
+        "One head of width 64, L = 1024: torch's fused causal SDPA, counted with the masked "
+        "half (the kernel skips fully masked blocks, so it does less than the count)."),
+    "stu (induction-heads)": (
+        "33 MFLOP per pass (32 x 32 x 64): 60 aten ops at ~70 us each bound it; nothing "
+        "large to speed up at the experiment's shape."),
+    "s4 (cloze)": (
+        "29 MFLOP per pass (16 x 100 x 32): ~255 aten ops at ~50 us each (kernel, FFT "
+        "convolution, input checks) bound it; torch.compile measured 1.5x slower after 116 s "
+        "of compilation."),
+    "s4 dplr (nss-s4)": (
+        "Batch 1, L = 100: the time is the DPLR kernel's float64 64 x 64 products for C A^L "
+        "(C is the parameter, so every length uses one system). Made cheaper: the row is "
+        "multiplied by the binary powers (6 instead of 8 matrix products at L = 100, forward "
+        "and backward) and one LU serves both bilinear right-hand sides."),
+    "s4+ dplr (nss-s4)": "As S4 (DPLR): the same kernel and the same change.",
+}
+
+
 class _OpCounter(torch.utils._python_dispatch.TorchDispatchMode):
     def __init__(self):
         super().__init__()

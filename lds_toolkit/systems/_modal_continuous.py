@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._threads import one_thread
 from ._cores import norm_exceeds, squared_limit
 from ._modal import certify, integral_sums, modal_form, recursion_rounding, reduce_modes
 from ._paths import Diverged
@@ -108,8 +107,7 @@ def run_varying(system, h, ub, x0b, bound, method, rtol, forced_max_cond):
     divergence located exactly (orthogonal V).
     """
     A, B, C, D = system.A, system.B, system.C, system.D
-    with one_thread("blas"):
-        mf = modal_form(A)
+    mf = modal_form(A)
     if method == "modal" and not mf.cond <= forced_max_cond:
         raise ValueError(
             "method='modal' needs a diagonalisable A; its eigenvector matrix has condition "

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._threads import one_thread
 from .._typing import ArrayLike
 from .._validation import as_float_array, check_choice, check_real
 from ._cores import norm_exceeds, squared_limit
@@ -138,8 +139,9 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     cert = None
     if method != "dense" and h.size:
         try:
-            got, cert = run_varying(system, h, ub, x0b, bound, method, rtol,
-                                    MODAL_FORCED_MAX_COND)
+            with one_thread("blas"):  # small products (see _paths.run)
+                got, cert = run_varying(system, h, ub, x0b, bound, method, rtol,
+                                        MODAL_FORCED_MAX_COND)
         except Diverged as exc:
             _raise_diverged(exc.b, exc.t, batch_shape, bound)
         if got is not None:
