@@ -8,9 +8,7 @@ regions, simulation), :mod:`lds_toolkit.control` (Lyapunov, event-triggered cont
 loaded on first use so that ``import lds_toolkit`` does not import matplotlib).
 """
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
-
+from ._version import __version__
 from .control import (
     continuous_lyapunov,
     discrete_certificate,
@@ -43,11 +41,6 @@ from .systems import (
     simulate,
     simulate_continuous,
 )
-
-try:  # the installed distribution's version (pyproject.toml), one source of truth
-    __version__: str = _version("lds_toolkit")
-except _PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
-    __version__ = "0+unknown"
 
 _LAZY = {"reproduce": "experiments", "list_experiments": "experiments", "run_script": "cli"}
 

@@ -1,5 +1,9 @@
 """Private helper: write a file atomically (temporary file in the same directory, then
-``os.replace``), so that a reader or a crash never sees a half-written file."""
+``os.replace``), so that a reader or a crash never sees a half-written file.
+
+The rename replaces the directory *entry* at the destination: a symbolic link, FIFO or file
+planted there is replaced, never written through (what a link points to is left untouched);
+a directory in the way is refused with :class:`~lds_toolkit._safe_files.UnsafeFileError`."""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+from ._safe_files import UnsafeFileError, entry_kind
 
 # the process umask, read once (os.umask can only be read by setting it)
 _UMASK = os.umask(0o022)
@@ -26,10 +32,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) ->
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:
+            raise UnsafeFileError(path, "is a directory; a file cannot replace it") from None
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # a failed write/fsync (disk full, quota) names no file: name the destination
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
 
@@ -47,10 +59,16 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 def remove_temporaries(directory: str | os.PathLike) -> list[Path]:
     """Delete the temporary files that :func:`atomic_write` leaves behind when its process is
     killed mid-write (``.NAME.XXXXXXXX.tmp``) in ``directory``; return their paths. Call it
-    only while no other process writes there (e.g. under the run lock)."""
+    only while no other process writes there (e.g. under the run lock).
+
+    Only regular files are removed (checked without following links), and nothing at all
+    when ``directory`` is itself a symbolic link: this never deletes outside ``directory``."""
+    directory = Path(directory)
+    if entry_kind(directory) != "a directory":
+        return []
     removed = []
-    for p in Path(directory).glob(".*.tmp"):
-        if p.is_file():
+    for p in directory.glob(".*.tmp"):
+        if entry_kind(p) == "a regular file":
             p.unlink(missing_ok=True)
             removed.append(p)
     return removed

@@ -120,6 +120,14 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     return value
 
 
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is ``True`` or ``False`` (numpy's ``bool_`` too); a truthy string such
+    as ``"no"``, a number or ``None`` is a ``TypeError`` (``bool("no")`` is True)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_describe(value)}")
+
+
 def check_choice(name: str, value, choices) -> str:
     """One of a fixed set of strings."""
     if value not in choices:
@@ -133,6 +141,19 @@ def memory_bytes() -> int | None:
         return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
         return None
+
+
+def available_memory_bytes() -> int | None:
+    """Memory available to a new allocation now: ``MemAvailable`` of ``/proc/meminfo`` on
+    Linux, else the physical memory (:func:`memory_bytes`), else ``None``."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh.read(1 << 16).decode("ascii", "replace").splitlines():
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return memory_bytes()
 
 
 def _human(n_bytes: float) -> str:

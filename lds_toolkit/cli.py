@@ -1,7 +1,8 @@
 """``lds-toolkit`` command line: list and reproduce registered experiments.
 
 Exit status: 0 success; 1 a run that could not proceed (its output directory is locked by
-another run, the Dask scheduler does not answer); 2 a bad argument, reported in one line
+another run, the Dask scheduler does not answer, a file cannot be written: disk full, name
+too long, permission denied); 2 a bad argument, reported in one line
 before any task runs; 128 + N when stopped by signal N (SIGINT: 130, SIGTERM: 143), after the
 local worker processes were shut down. Finished tasks are stored in every case, so the same
 command resumes.
@@ -141,24 +142,48 @@ def _run_experiments(names, args, scale, overrides, report) -> int:
     except (OutputLockedError, ConnectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # disk full, name too long, permission denied, an odd file
+        print(f"error: {_os_error_line(exc)}; no run.json was written, so nothing of this run "
+              "is vouched for (finished tasks are stored)", file=sys.stderr)
+        return 1
     except ValueError as exc:  # a bad --out found while running (e.g. a file named NAME)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 
 
+def _os_error_line(exc: OSError) -> str:
+    """``/path: No space left on device (ENOSPC)`` for an ``OSError``, on one line."""
+    from ._safe_files import os_reason
+
+    if exc.strerror is None:
+        return str(exc).replace("\n", " ")
+    return f"{exc.filename}: {os_reason(exc)}" if exc.filename else os_reason(exc)
+
+
 def _report(args) -> int:
     from pathlib import Path
 
+    from .experiments import get_experiment
     from .experiments.report import build_report, to_text, write_report
 
+    try:
+        for name in args.names:
+            get_experiment(name)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = Path(args.out)
-    if not out.is_dir():
-        print(f"error: --out {str(out)!r} is not a directory of results", file=sys.stderr)
+    if not args.out or not out.is_dir():
+        print(f"error: --out {str(args.out)!r} is not a directory of results", file=sys.stderr)
         return 2
     rows = build_report(out, names=args.names or None)
     print(to_text(rows), end="")
-    md, js = write_report(rows, out)
+    try:
+        md, js = write_report(rows, out)
+    except OSError as exc:
+        print(f"error: report not written: {_os_error_line(exc)}", file=sys.stderr)
+        return 1
     print(f"written: {md}, {js}")
     return 0
 

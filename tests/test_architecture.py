@@ -13,6 +13,7 @@ to the module ``x.y`` when that is a module of the package, else to ``x`` (a nam
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -138,3 +139,63 @@ def test_import_edges_see_function_level_and_relative_imports(tmp_path, monkeypa
 def test_module_is_at_most_700_lines(name):
     lines = len(package_modules()[name].read_text().splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines (> {MAX_LINES}): split it along a seam"
+
+
+# ---------------------------------------------------------------- docs/architecture.md
+DOC = ROOT.parent / "docs" / "architecture.md"
+
+
+def declared_layers(text: str) -> dict[str, int]:
+    """Package prefix -> rank, from the layer table between the markers of the page."""
+    table = text[text.index("<!-- layers:begin -->"):text.index("<!-- layers:end -->")]
+    ranks: dict[str, int] = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].isdigit():
+            continue
+        for name in (n.strip("`") for n in cells[2].split("`") if n.strip("` ,(")):
+            if name.startswith(PACKAGE):
+                ranks[name.replace("._*", "._")] = int(cells[0])
+    return ranks
+
+
+def layer_of(module: str, ranks: dict[str, int]) -> str:
+    """The longest declared prefix of ``module`` (``lds_toolkit._`` for private helpers)."""
+    parts = module.split(".")
+    if len(parts) == 2 and parts[1].startswith("_"):
+        return f"{PACKAGE}._"
+    candidates = [p for p in ranks if module == p or module.startswith(p + ".")]
+    assert candidates, f"{module} is in no layer of docs/architecture.md"
+    return max(candidates, key=len)
+
+
+def test_imports_point_down_the_documented_layers():
+    ranks = declared_layers(DOC.read_text())
+    assert {f"{PACKAGE}._", f"{PACKAGE}.systems", f"{PACKAGE}.neural", PACKAGE} <= set(ranks)
+    wrong = []
+    for src, targets in import_edges(package_modules()).items():
+        a = layer_of(src, ranks)
+        for dst in targets:
+            b = layer_of(dst, ranks)
+            if a != b and not ranks[a] > ranks[b]:
+                wrong.append(f"{src} (layer {ranks[a]}) imports {dst} (layer {ranks[b]})")
+    assert not wrong, "imports against docs/architecture.md's layers:\n" + "\n".join(wrong)
+
+
+def test_the_layer_check_catches_an_upward_import():
+    ranks = declared_layers(DOC.read_text())
+    sys_layer = layer_of(f"{PACKAGE}.systems.lds", ranks)
+    exp_layer = layer_of(f"{PACKAGE}.experiments.claims", ranks)
+    assert ranks[sys_layer] < ranks[exp_layer]
+    assert layer_of(f"{PACKAGE}._validation", ranks) == f"{PACKAGE}._"
+    assert ranks[layer_of(f"{PACKAGE}.control.lyapunov", ranks)] == \
+        ranks[layer_of(f"{PACKAGE}.learning.filters", ranks)]
+
+
+def test_module_map_is_generated_from_the_current_docstrings():
+    spec = importlib.util.spec_from_file_location(
+        "build_architecture", ROOT.parent / "docs" / "build_architecture.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert build.committed_map(DOC.read_text()) == build.module_map(ROOT), (
+        "docs/architecture.md's module map is stale: run python docs/build_architecture.py")

@@ -98,3 +98,22 @@ def gain_matrices(A, B, K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ValueError(f"K must have shape ({m}, {n}) so that B K matches A "
                          f"(B is {B.shape}), got {K.shape}{hint}")
     return A, B, K
+
+
+def uncontrollable_unstable_modes(A: np.ndarray, B: np.ndarray) -> list[complex]:
+    """Eigenvalues λ of A with Re λ >= 0 for which rank [A - λI, B] < n (the PBH test): the
+    unstable modes no input reaches. Empty exactly when (A, B) is stabilisable (continuous
+    time), up to a rank tolerance of ``n_cols * eps * ||[A, B]||``."""
+    n = A.shape[0]
+    scale = max(float(np.linalg.norm(np.hstack([A, B]), 2)), 1.0)
+    tol = (n + B.shape[1]) * np.finfo(float).eps * scale * 10
+    modes = []
+    for lam in np.linalg.eigvals(A):
+        if lam.real < 0:
+            continue
+        s = np.linalg.svd(np.hstack([A - lam * np.eye(n), B.astype(complex)]),
+                          compute_uv=False)
+        if s[-1] <= tol:
+            modes.append(complex(lam))
+    return modes
+

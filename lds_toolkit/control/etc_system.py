@@ -35,6 +35,7 @@ from ._checks import (
     plant_matrices,
     symmetric_positive_definite,
     symmetric_positive_semidefinite,
+    uncontrollable_unstable_modes,
 )
 from .lyapunov import continuous_lyapunov, verify
 
@@ -185,7 +186,19 @@ class ETCSystem:
             symmetric_positive_semidefinite("[[Q, N], [N^T, R]]", np.block([[Q, N], [N.T, R]]),
                                             n + m, "the LQR cost")
             lqr_args.append(N)
-        K_lqr, S, _ = control.lqr(*lqr_args)
+        unreached = uncontrollable_unstable_modes(A, B)
+        if unreached:
+            modes = ", ".join(sorted({f"{lam.real:.4g}" if lam.imag == 0 else f"{lam:.4g}"
+                                      for lam in unreached}))
+            raise ValueError(f"(A, B) not stabilisable: the eigenvalue(s) {modes} of A with "
+                             "Re >= 0 cannot be moved by any feedback (rank [A - λI, B] < n), "
+                             "so no LQR gain exists")
+        try:
+            K_lqr, S, _ = control.lqr(*lqr_args)
+        except Exception as exc:  # noqa: BLE001 - slycot/scipy raise several kinds
+            raise ValueError(f"the LQR problem has no stabilising solution for these (A, B, "
+                             f"Q, R): {str(exc).strip().splitlines()[0][:200]} (typically (Q, "
+                             "A) has an unobservable mode on the imaginary axis)") from None
         K = -np.asarray(K_lqr, dtype=float)
         if certificate == "riccati":
             if M is not None:

@@ -43,6 +43,7 @@ from .._typing import ArrayLike, SystemLike
 from .._validation import (
     as_float_array,
     as_square,
+    check_bool,
     check_choice,
     check_positive_int,
     check_real,
@@ -439,6 +440,8 @@ def verify(A_closed_loop: ArrayLike | SystemLike, P: ArrayLike, M: ArrayLike, *,
     -------
     LyapunovCheck
     """
+    if discrete is not None:
+        discrete = check_bool("discrete", discrete)
     if is_system(A_closed_loop):
         if discrete is None:
             discrete = as_lds(A_closed_loop, "A_closed_loop").is_discrete

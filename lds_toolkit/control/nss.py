@@ -364,6 +364,9 @@ def nss_sweep(system: ETCSystem | None = None, x0=DEFAULT_X0, *, magnitudes, kap
     grid_step = check_real("grid_step", grid_step, low=0.0, low_inclusive=False)
     mags = as_float_array("magnitudes", magnitudes, ndim=1)
     kap = as_float_array("kappas", kappas, ndim=1)
+    for name, arr in (("magnitudes", mags), ("kappas", kap)):
+        if arr.size == 0:
+            raise ValueError(f"{name} must hold at least one value, got an empty sequence")
     for m in mags:
         if not 0 <= m < grid_step:
             raise ValueError(f"magnitudes must lie in [0, grid_step={grid_step:g}), got {m:g}")

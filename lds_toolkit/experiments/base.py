@@ -65,6 +65,11 @@ class Experiment(ABC):
         Run each task with BLAS/OpenMP limited to one thread (default). Keeps numbers
         bit-identical whatever ``--jobs`` is; experiments that parallelise internally (torch
         training) set it to False and are meant for ``--jobs 1``.
+    ranges : dict
+        Entry name -> :class:`~lds_toolkit.experiments.ranges.Spec` for every config entry
+        (``seeds`` is declared for all experiments).
+    relations : tuple of Relation
+        Orderings between entries (``k <= T``).
     """
 
     name: str = ""
@@ -72,6 +77,16 @@ class Experiment(ABC):
     paper: str = ""
     single_threaded: bool = True
     claims: tuple = ()
+    #: What each config entry may hold (see :mod:`lds_toolkit.experiments.ranges`); checked,
+    #: with ``relations`` and :meth:`largest_array`, before any task runs.
+    ranges: dict = {}
+    relations: tuple = ()
+
+    def largest_array(self, config: dict[str, Any]) -> tuple[float, str] | None:
+        """``(bytes, description)`` of the largest single array a task of ``config``
+        allocates, checked against the memory available before any task runs (default:
+        no estimate)."""
+        return None
 
     @abstractmethod
     def config(self, scale: str, seeds: int | None) -> dict[str, Any]:

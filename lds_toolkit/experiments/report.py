@@ -18,7 +18,7 @@ from typing import Any
 
 from .base import list_experiments
 from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
-from .outputs import file_digest
+from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,11 @@ class ReportRow:
     @property
     def verdict(self) -> str:
         """``holds``/``fails``/``not run``; a claim measured at a scale it is not declared
-        for says so (``fails (not expected at quick)``)."""
+        for says so (``fails (not expected at quick)``), and a run whose files cannot be read
+        says why (``not run: unreadable (summary.json is a FIFO, not a regular file)``)."""
         r = self.result
+        if r.verdict == NOT_RUN and r.message.startswith("unreadable"):
+            return f"{NOT_RUN}: {r.message}"
         if r.verdict == NOT_RUN or r.expected:
             return r.verdict
         return f"{r.verdict} (not expected at {r.scale})"
@@ -48,12 +51,18 @@ class ReportRow:
         return d
 
 
-def _read_json(path: Path):
+def _read_json(path: Path, max_bytes: int) -> tuple[Any, str]:
+    """``(value, "")``, ``(None, "")`` when absent, or ``(None, why)`` when unreadable (an odd
+    file, oversize, not JSON: see :func:`~lds_toolkit.experiments.outputs.read_json_file`)."""
     try:
-        with open(path) as fh:
-            return json.load(fh)
+        value = read_json_file(path, max_bytes)
     except FileNotFoundError:
-        return None
+        return None, ""
+    except ValueError as exc:
+        return None, str(exc)
+    if not isinstance(value, dict):
+        return None, f"{path.name} holds a JSON {type(value).__name__}, not an object"
+    return value, ""
 
 
 def _vouched(outdir: Path, run: dict | None) -> str:
@@ -61,13 +70,18 @@ def _vouched(outdir: Path, run: dict | None) -> str:
     run), else why the numbers are not trusted."""
     if run is None:
         return "no run.json: the run did not finish writing its outputs"
-    want = (run.get("files") or {}).get("summary.json")
+    files = run.get("files")
+    want = files.get("summary.json") if isinstance(files, dict) else None
     if want is None:
         return "run.json does not vouch for summary.json (written by an older version)"
-    got = file_digest(outdir / "summary.json")
+    try:
+        got = file_digest(outdir / "summary.json", SUMMARY_MAX_BYTES)
+    except OSError as exc:
+        return f"summary.json unreadable ({getattr(exc, 'reason', None) or exc.strerror})"
     if got != want:
+        recorded = want.get("bytes") if isinstance(want, dict) else want
         return (f"summary.json ({got['bytes']} bytes) differs from what run.json vouches for "
-                f"({want.get('bytes')} bytes)")
+                f"({recorded!r} bytes)")
     return ""
 
 
@@ -82,16 +96,34 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
     for name, exp in list_experiments().items():
         if names is not None and name not in names:
             continue
-        summary = _read_json(out / name / "summary.json")
-        run = _read_json(out / name / "run.json")
-        problem = "" if summary is None else _vouched(out / name, run)
+        summary, unreadable = _read_json(out / name / "summary.json", SUMMARY_MAX_BYTES)
+        run, run_unreadable = _read_json(out / name / "run.json", RUN_INFO_MAX_BYTES)
+        if unreadable:
+            problem = f"unreadable ({unreadable})"
+        elif summary is None:
+            problem = ""
+        elif run_unreadable:
+            problem = f"not trusted: run.json unreadable ({run_unreadable})"
+        else:
+            problem = _vouched(out / name, run)
+            problem = f"not trusted: {problem}" if problem else ""
         for claim in exp.claims:
             if problem:
-                result = ClaimResult(claim, NOT_RUN, message=f"not trusted: {problem}")
+                result = ClaimResult(claim, NOT_RUN, message=problem)
             else:
-                result = evaluate_claim(claim, summary)
+                result = _judge(claim, summary)
             rows.append(ReportRow(name, result, run))
     return rows
+
+
+def _judge(claim, summary) -> ClaimResult:
+    """:func:`evaluate_claim`, with a summary of an unexpected shape (vouched for by a
+    forged ``run.json``) giving ``not run`` instead of a crash."""
+    try:
+        return evaluate_claim(claim, summary)
+    except Exception as exc:  # noqa: BLE001 - any shape error: the report must go on
+        return ClaimResult(claim, NOT_RUN, message=f"unreadable (summary.json has an "
+                                                   f"unexpected shape: {type(exc).__name__})")
 
 
 def _spread_text(result: ClaimResult) -> str:

@@ -19,9 +19,9 @@ See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
 from __future__ import annotations
 
 import datetime
-import json
 import platform
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +32,26 @@ import numpy as np
 from .._atomic import remove_temporaries
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
+from .._safe_files import ensure_directory
 from .._validation import check_int
 from .base import Experiment, get_experiment
-from .outputs import RunLock, check_output_dir, write_outputs
+from .outputs import (
+    SUMMARY_MAX_BYTES,
+    OutputWarning,
+    RunLock,
+    check_output_dir,
+    read_json_file,
+    write_outputs,
+)
 from .overrides import apply_overrides
+from .ranges import Int, check_config
 from .scales import check_scale
 from .store import TaskStore, task_key
 from .sweep import SweepStats, check_jobs, run_sweep
 from .version import code_version
+
+#: Ranges declared for every experiment.
+COMMON_RANGES = {"seeds": Int(1, 10_000)}
 
 
 @dataclass(repr=False)
@@ -116,13 +128,17 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
 
     check_jobs(jobs)
     check_output_dir(out)
-    outdir = check_output_dir(Path(out) / exp.name)
+    outdir = check_output_dir(Path(out) / exp.name, f"out/{exp.name}", allow_link=False)
     with RunLock(outdir):
         version = code_version(exp)
         store = TaskStore(outdir / ".tasks", code_version=version)
+        # a link, file or FIFO planted as .tasks is replaced (the entry only), never followed
+        note = ensure_directory(store.root, replace=True, what="task directory")
+        if note:
+            warnings.warn(OutputWarning(note), stacklevel=2)
         if fresh:
             store.clear()
-        elif store.root.is_dir():
+        else:
             remove_temporaries(store.root)  # left by a run killed mid-write
         keys = [task_key(exp.name, config, t) for t in tasks]
         started = time.perf_counter()
@@ -160,8 +176,9 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
 def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,
                  seed: int = 0, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The full config of one run: ``exp.config(scale, seeds)``, the overrides, the derived
-    entries, the base ``seed`` and the ``scale``. Raises on a bad argument before any task
-    runs."""
+    entries, the base ``seed`` and the ``scale``. Raises on a bad argument, an entry outside
+    its declared range or a largest array that cannot fit in memory
+    (:func:`~lds_toolkit.experiments.ranges.check_config`), before any task runs."""
     check_scale(scale)
     seeds = None if seeds is None else check_int("seeds", seeds, 1)
     seed = check_int("seed", seed, 0)
@@ -169,8 +186,14 @@ def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = N
     if "seeds" not in config:
         raise ValueError(f"{exp.name}.config() must return 'seeds'")
     config = apply_overrides(config, overrides, experiment=exp.name)
-    config = exp.derive(config)
     check_int("seeds", config["seeds"], 1)
+    ranges = {**COMMON_RANGES, **exp.ranges}
+    # the entries as given (so that derive() never sees, e.g., an empty list), then the
+    # derived ones, the relations between entries and the largest array
+    check_config(exp.name, config, ranges, overrides=config.get("overrides"))
+    config = exp.derive(config)
+    check_config(exp.name, config, ranges, relations=exp.relations,
+                 largest_array=exp.largest_array, overrides=config.get("overrides"))
     config["seed"] = int(seed)
     config["scale"] = scale
     return to_jsonable(config)
@@ -188,6 +211,6 @@ def resolve_scale(scale: str | None, quick: bool = False) -> str:
 
 
 def load_summary(out: str | Path, name: str) -> dict[str, Any]:
-    """Read ``out/name/summary.json``."""
-    with open(Path(out) / name / "summary.json") as fh:
-        return json.load(fh)
+    """Read ``out/name/summary.json`` (a regular file, links not followed; ``ValueError``
+    saying why when it is not a readable JSON file)."""
+    return read_json_file(Path(out) / name / "summary.json", SUMMARY_MAX_BYTES)

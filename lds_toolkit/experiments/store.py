@@ -23,6 +23,16 @@ check raises :class:`StoredTaskRejected` with the reason; :func:`~lds_toolkit.ex
 sweep.run_sweep` reports every rejection once and recomputes the task. A truncated, empty,
 bit-flipped, swapped or planted (e.g. pickle) file is therefore never used and never crashes
 a run.
+
+Odd files. Files are opened without following links and without blocking
+(:func:`~lds_toolkit._safe_files.read_regular_file`): a symbolic link, FIFO, device, socket
+or directory in place of a record, a record over :data:`RECORD_MAX_BYTES`, or an array file
+whose size is not the recorded one (or over :data:`ARRAYS_MAX_BYTES`) is rejected without
+being read. Saving renames a new file over the entry, so a planted link or FIFO is replaced,
+never written through; a non-empty directory in the way makes :meth:`TaskStore.save` raise
+:class:`~lds_toolkit._safe_files.UnsafeFileError` (the sweep reports it and goes on without
+storing that task). The store never follows its own root when it is a link:
+:meth:`TaskStore.save` refuses it and :meth:`TaskStore.clear` deletes nothing.
 """
 
 from __future__ import annotations
@@ -38,10 +48,22 @@ from typing import Any
 import numpy as np
 
 from .._atomic import atomic_write_bytes, remove_temporaries
+from .._safe_files import (
+    UnsafeFileError,
+    ensure_directory,
+    entry_kind,
+    read_regular_file,
+    remove_entry,
+)
 from ._codec import decode, encode
 
 FORMAT = "lds_toolkit-task"
 FORMAT_VERSION = 1
+#: Largest task record (``.json``) the store reads; a larger file is rejected unread. The
+#: largest record of the catalog at paper scale is a few hundred KiB.
+RECORD_MAX_BYTES = 64 * 2**20
+#: Largest array file (``.npz``) the store reads (it must also have its recorded size).
+ARRAYS_MAX_BYTES = 4 * 2**30
 
 
 def _canonical(obj) -> str:
@@ -130,8 +152,9 @@ class TaskStore:
         return self.root / f"{digest}.json", self.root / f"{digest}.npz"
 
     def __contains__(self, key: TaskKey | str) -> bool:
-        """A result file exists for ``key`` (not yet checked: :meth:`load` checks)."""
-        return self._paths(key)[0].exists()
+        """An entry exists for ``key`` (not yet checked, links not followed: :meth:`load`
+        checks)."""
+        return entry_kind(self._paths(key)[0]) is not None
 
     def save(self, key: TaskKey, value: Any) -> None:
         """Store ``value`` (see :mod:`~lds_toolkit.experiments._codec` for what it may hold)
@@ -145,7 +168,14 @@ class TaskStore:
             "result": tree, "arrays": None,
         }
         json_path, npz_path = self._paths(key)
-        self.root.mkdir(parents=True, exist_ok=True)
+        ensure_directory(self.root, what="task store directory")  # never through a link
+        for path in (json_path, npz_path):
+            if entry_kind(path) == "a directory":
+                try:
+                    os.rmdir(path)  # an empty directory in the way goes; anything else stays
+                except OSError:
+                    raise UnsafeFileError(path, "is a directory (not empty); the task result "
+                                                "cannot be stored there") from None
         if arrays:
             buf = io.BytesIO()
             np.savez(buf, allow_pickle=False, **arrays)
@@ -153,8 +183,8 @@ class TaskStore:
             record["arrays"] = {"file": npz_path.name, "bytes": len(data),
                                 "sha256": _sha256(data), "names": sorted(arrays)}
             atomic_write_bytes(npz_path, data)
-        elif npz_path.exists():
-            npz_path.unlink()
+        else:
+            remove_entry(npz_path)
         record["sha256"] = _body_checksum(record)
         text = json.dumps(record, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
         atomic_write_bytes(json_path, (text + "\n").encode())
@@ -170,12 +200,20 @@ class TaskStore:
             Something is stored but fails a check (the reason says which).
         """
         json_path, npz_path = self._paths(key)
+        root_kind = entry_kind(self.root)
+        if root_kind is None:
+            raise FileNotFoundError(f"no task store at {self.root}")
+        if root_kind != "a directory":
+            raise StoredTaskRejected(self.root, f"the task store directory is {root_kind}, "
+                                     "not a directory (not followed)")
         try:
-            raw = json_path.read_bytes()
+            raw = read_regular_file(json_path, RECORD_MAX_BYTES, what="task record")
         except FileNotFoundError:
             raise
+        except UnsafeFileError as exc:
+            raise StoredTaskRejected(json_path, exc.reason) from None
         except OSError as exc:
-            raise StoredTaskRejected(json_path, f"unreadable ({exc})") from None
+            raise StoredTaskRejected(json_path, f"unreadable ({exc.strerror or exc})") from None
         try:
             record = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -205,16 +243,25 @@ class TaskStore:
         arrays = self._load_arrays(npz_path, record.get("arrays"))
         try:
             return decode(record.get("result"), arrays)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise StoredTaskRejected(json_path, f"malformed result ({exc})") from None
 
     def _load_arrays(self, path: Path, meta) -> dict[str, np.ndarray]:
         if meta is None:
             return {}
+        want = meta.get("bytes") if isinstance(meta, dict) else None
+        if isinstance(want, bool) or not isinstance(want, int) or not 0 <= want <= \
+                ARRAYS_MAX_BYTES:
+            raise StoredTaskRejected(path, f"recorded array file size {want!r} is not an "
+                                     f"integer in [0, {ARRAYS_MAX_BYTES}]")
         try:
-            data = path.read_bytes()
+            data = read_regular_file(path, want, what="array file")
+        except UnsafeFileError as exc:
+            raise StoredTaskRejected(path, f"{exc.reason} (the record says {want} bytes)") \
+                from None
         except OSError as exc:
-            raise StoredTaskRejected(path, f"array file missing or unreadable ({exc})") from None
+            raise StoredTaskRejected(path, f"array file missing or unreadable "
+                                     f"({exc.strerror or exc})") from None
         if len(data) != meta.get("bytes") or _sha256(data) != meta.get("sha256"):
             raise StoredTaskRejected(path, f"array file checksum mismatch ({len(data)} bytes, "
                                      f"{meta.get('bytes')} recorded): altered, truncated or "
@@ -229,16 +276,20 @@ class TaskStore:
         return arrays
 
     def keys(self) -> list[str]:
-        """Digests of the stored task records, sorted."""
-        if not self.root.exists():
+        """Digests of the stored task records, sorted (nothing when the root is not a real
+        directory)."""
+        if entry_kind(self.root) != "a directory":
             return []
         return sorted(p.stem for p in self.root.glob("*.json"))
 
     def clear(self) -> None:
-        """Delete every stored task (records, arrays and leftover temporary files)."""
-        if not self.root.exists():
+        """Delete every stored task (records, arrays and leftover temporary files): entries
+        of the root directory only, links removed and never followed, directories kept.
+        Nothing is deleted when the root is not a real directory (e.g. a link)."""
+        if entry_kind(self.root) != "a directory":
             return
         for pattern in ("*.json", "*.npz"):
             for p in self.root.glob(pattern):
-                p.unlink()
+                if entry_kind(p) != "a directory":
+                    remove_entry(p)
         remove_temporaries(self.root)

@@ -32,6 +32,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._safe_files import UnsafeFileError
 from .store import StoredTaskRejected, TaskKey, TaskStore
 
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -41,7 +42,8 @@ WATCHDOG_PERIOD = 0.5
 
 
 class StoreWarning(UserWarning):
-    """Stored task results were rejected by the store's checks and recomputed."""
+    """Stored task results were rejected by the store's checks and recomputed, or a result
+    could not be stored (an odd entry in the way)."""
 
 
 @dataclass
@@ -155,10 +157,15 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     bar = tqdm(total=len(tasks), initial=n_cached, desc=desc, disable=not progress,
                leave=False, dynamic_ncols=True)
 
+    unstored: list[str] = []
+
     def finish(i, value):
         results[i] = value
         if store is not None:
-            store.save(keys[i], value)
+            try:
+                store.save(keys[i], value)
+            except UnsafeFileError as exc:  # e.g. a directory planted where the record goes
+                unstored.append(str(exc))
         computed.append(keys[i])
         bar.update(1)
 
@@ -174,6 +181,10 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs)
     finally:
         bar.close()
+        if unstored:
+            warnings.warn(StoreWarning(
+                f"{len(unstored)} task result(s) could not be stored (they were used, and will "
+                "be recomputed by the next run): " + "; ".join(unstored)), stacklevel=2)
     stats = SweepStats(len(tasks), n_cached, len(computed), time.perf_counter() - start,
                        [str(k) for k in computed], rejected)
     return results, stats

@@ -35,6 +35,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from .._version import __version__
+
 #: Distributions whose version enters the code version when the closure imports them.
 NUMERIC_LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "torch": "torch",
                      "control": "control"}
@@ -46,8 +48,6 @@ ALWAYS = ("lds_toolkit.experiments.sweep",)
 def code_version(experiment) -> str:
     """``"<package version>+src.<hash>"`` of an :class:`~lds_toolkit.experiments.Experiment`
     (see the module docstring for what the hash covers)."""
-    from .. import __version__
-
     sources, libraries = module_closure(type(experiment).__module__)
     h = hashlib.sha256()
     # by content only: the same file imported under another name (a test module run as a

@@ -48,8 +48,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._atomic import atomic_write_bytes
+from .._safe_files import UnsafeFileError, read_regular_file
 from .._threads import one_thread
-from .._validation import check_choice, check_fits_in_memory, check_int
+from .._validation import check_bool, check_choice, check_fits_in_memory, check_int
 from ._extended import EXTENDED_EPS, refine_eigenpairs
 from ._hankel import HankelFFT, dense_matrix
 from ._quadrature import quadrature_basis
@@ -101,10 +102,17 @@ def cache_dir() -> Path:
 def filter_matrix(T: int, kind: str = "H") -> np.ndarray:
     """Dense T x T matrix H_T (``kind="H"``, eq. 3) or N_T (``kind="N"``, eq. 5).
 
-    O(T^2) memory: meant for small T, teaching and cross-checks.
+    O(T^2) memory: meant for small T, teaching and cross-checks (a T whose matrix cannot fit
+    in memory is refused before allocating).
     """
     T = check_int("T", T)
-    return dense_matrix(T, _check_kind(kind))
+    kind = _check_kind(kind)
+    _check_dense_fits(T)
+    return dense_matrix(T, kind)
+
+
+def _check_dense_fits(T: int) -> None:
+    check_fits_in_memory("T", T, 8.0 * T * T, "the float64 entries of the dense (T, T) matrix")
 
 
 def eigenvector_error_bound(sigma: np.ndarray, precision: str = "double") -> np.ndarray:
@@ -232,10 +240,14 @@ def _cache_checksum(kind: str, T: int, k: int, precision: str, sigma, phi) -> st
 def _cache_load(path: Path, kind: str, T: int, k: int, precision: str):
     """The cached (sigma, phi), or None (with one warning naming the reason) when the file is
     unreadable, truncated, foreign or altered: it is then recomputed and rewritten."""
+    # a regular file of about the expected size, links not followed, never blocking on a FIFO
+    cap = 8 * (T * k + k) + 2**16
     try:
-        data = path.read_bytes()  # no handle stays open whatever the content
+        data = read_regular_file(path, cap, what="filter cache file")
     except FileNotFoundError:
         return None
+    except UnsafeFileError as exc:
+        return _cache_reject(path, exc.reason)
     except OSError as exc:
         return _cache_reject(path, f"unreadable: {exc.strerror or exc}")
     try:
@@ -351,9 +363,12 @@ def spectral_filters(
     check_choice("method", method, _METHODS)
     check_choice("branch", branch, _BRANCHES)
     check_choice("precision", precision, _PRECISIONS)
+    cache = check_bool("cache", cache)
+    if method == "dense" or (method == "auto" and T <= DENSE_MAX_T):
+        _check_dense_fits(T)
 
     result = None
-    use_cache = bool(cache) and method == "auto"
+    use_cache = cache and method == "auto"
     if use_cache:
         path = _cache_path(kind, T, k, precision)
         result = _memory_get((str(path), kind, T, k))

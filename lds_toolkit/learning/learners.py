@@ -363,6 +363,7 @@ class _SpectralBase(OnlineLearner):
                              f"({type(self).__name__}), got {self.k}")
         L = self.context_length
         check_int("context", L, self._min_context, T)
+        check_choice("filter_precision", self.filter_precision, ("double", "extended"))
         check_fits_in_memory("horizon", T, 8.0 * T * self.k,
                              f"the (horizon, k={self.k}) float64 spectral filters alone")
         return T, int(self.k), L

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._repr import compact_repr
 from .._typing import ArrayLike
-from .._validation import check_int
+from .._validation import as_float_array, check_int, check_real
 from ._hindsight import AugmentedQR, solve_block_ball_lsq
 from .learners import BestInHindsight, OnlineLearner, _as_streams
 
@@ -139,10 +139,19 @@ def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
                         f"SpectralFilteringAR2, LastValue, ...), got {type(learner).__name__} "
                         f"{learner!r}")
     n_points = check_int("n_points", n_points, 2)
+    tol = check_real("tol", tol, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    if radius is not None:
+        radius = check_real("radius", radius, low=0.0, low_inclusive=False)
     u, y = _as_streams(u, y)
     if losses is None:
         learner.fit_predict(u, y)
         losses = learner.losses_
+    else:
+        losses = as_float_array("losses", losses)
+        if np.any(losses < 0):
+            i = int(np.flatnonzero(losses.ravel() < 0)[0])
+            raise ValueError(f"losses must be non-negative (per-step squared errors); entry "
+                             f"{i} is {losses.ravel()[i]:g}")
     cum = cumulative_loss(losses)
     n = u.shape[0]
     if cum.shape != (n,):
@@ -186,14 +195,21 @@ class LogLogFit:
 
 
 def loglog_slope(T, regret) -> LogLogFit:
-    """Fit the exponent of regret ~ T^slope on a log-log scale (regret must be > 0)."""
-    T = np.asarray(T, dtype=float)
-    R = np.asarray(regret, dtype=float)
+    """Fit the exponent of regret ~ T^slope on a log-log scale (T and regret finite and > 0,
+    at least two distinct T)."""
+    T = as_float_array("T", T)
+    R = as_float_array("regret", regret)
     if T.shape != R.shape or T.ndim != 1 or T.size < 2:
         raise ValueError(f"T and regret must be 1-D of equal length >= 2, got {T.shape}, "
                          f"{R.shape}")
-    if np.any(T <= 0) or np.any(R <= 0):
-        raise ValueError("T and regret must be positive for a log-log fit")
+    for name, arr in (("T", T), ("regret", R)):
+        if np.any(arr <= 0):
+            i = int(np.flatnonzero(arr <= 0)[0])
+            raise ValueError(f"{name} must be positive for a log-log fit; entry {i} is "
+                             f"{arr[i]:g}")
+    if np.unique(T).size < 2:
+        raise ValueError(f"T must hold at least two distinct horizons for a slope, got "
+                         f"{T.tolist()}")
     x, z = np.log(T), np.log(R)
     A = np.vstack([x, np.ones_like(x)]).T
     coef, res, *_ = np.linalg.lstsq(A, z, rcond=None)

@@ -29,6 +29,7 @@ from ._validation import (
     check_int,
     check_positive_float,
     check_sequence,
+    watch_outputs,
 )
 
 COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
@@ -74,6 +75,7 @@ class SSMBase(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.d_state = check_int(d_state, "d_state", name, minimum=2)

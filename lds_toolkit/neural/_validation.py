@@ -16,6 +16,12 @@ by default and switched off, for the current thread or task, with::
 or for the rest of the program with ``lds_toolkit.neural.set_input_checks(False)``.
 :func:`~lds_toolkit.neural.training.train` switches it off while it trains (it checks the
 data once before the first step and reports a non-finite loss as a divergence instead).
+
+Output values. Under the same switch, every layer checks its own output
+(:func:`watch_outputs`, a forward hook registered when the layer is built): a finite but
+huge input (1e30 in float32) can overflow a product or a softmax inside the layer, and the
+layer then raises ``FloatingPointError`` naming itself, the first bad (batch, position,
+channel) and the input's scale, instead of returning NaN silently.
 """
 
 from __future__ import annotations
@@ -83,6 +89,15 @@ def check_finite_input(x: torch.Tensor, owner: str, name: str, *, sequence: bool
         f"{owner}: {name} must be finite; the first non-finite value is at {first} ({where}: "
         f"{value}). Inside a model this means an earlier layer produced it. Switch the check "
         "off with lds_toolkit.neural.input_checks(False)")
+
+
+def check_flag(value, name: str, owner: str) -> bool:
+    """``value`` if it is ``True`` or ``False``: a truthy string (``"no"``), a number or
+    ``None`` is a ``TypeError`` naming the layer and the argument."""
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"{owner}: {name} must be True or False, got {type(value).__name__} "
+                    f"{value!r}")
 
 
 def make_dropout(p, owner: str) -> nn.Module:
@@ -227,3 +242,38 @@ def check_finite(t: torch.Tensor, what: str, owner: str, axis: int = -1) -> None
     bad = (~finite).movedim(axis, -1).reshape(-1, t.shape[axis]).any(dim=0)
     first = int(torch.nonzero(bad)[0, 0])
     raise FloatingPointError(f"{owner}: {what} is not finite from index {first} along axis {axis}")
+
+
+def _output_hook(module: nn.Module, args, output) -> None:
+    """Forward hook of :func:`watch_outputs`: ``FloatingPointError`` when the layer's output
+    holds NaN or inf although its (checked) input is finite."""
+    if not _INPUT_CHECKS.get():
+        return
+    y = output[0] if isinstance(output, tuple) and output else output
+    if not isinstance(y, torch.Tensor) or y.numel() == 0:
+        return
+    finite = torch.isfinite(y)
+    if bool(finite.all()):
+        return
+    owner = type(module).__name__
+    index = tuple(int(i) for i in torch.nonzero(~finite)[0])
+    axes = (("batch", "channel", "position") if getattr(module, "transposed", False)
+            else ("batch", "position", "channel"))
+    where = ", ".join(f"{a} {i}" for a, i in zip(axes, index)) if y.ndim == 3 else \
+        f"index {index}"
+    x = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    scale = ""
+    if x is not None and x.numel() and bool(torch.isfinite(x).all()):
+        big = float(x.detach().abs().max())
+        scale = (f" although its input is finite (largest |x| = {big:.3g}, {x.dtype}): the "
+                 "layer's arithmetic overflows at this input scale; rescale the input (e.g. "
+                 "normalise it) or compute in float64")
+    value = y.detach()[index].item()
+    raise FloatingPointError(f"{owner}: output is not finite at {where} ({value}){scale}")
+
+
+def watch_outputs(layer: nn.Module) -> nn.Module:
+    """Register the output check (see the module docstring) on ``layer``; returns it."""
+    layer.register_forward_hook(_output_hook)
+    return layer
+

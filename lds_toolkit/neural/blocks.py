@@ -30,11 +30,13 @@ from ._init import Seed, seeded
 from ._validation import (
     check_choice,
     check_divisible,
+    check_flag,
     check_int,
     check_same_device,
     check_sequence,
     check_step_input,
     make_dropout,
+    watch_outputs,
 )
 
 # name -> (module, class); a layer module is imported only when its name is first used, so
@@ -101,6 +103,7 @@ class MLP(nn.Module):
 
     def __init__(self, d_model: int, hidden: int, activation: str = "gelu"):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         self.fc1, self.fc2 = nn.Linear(d_model, hidden), nn.Linear(hidden, d_model)
         self.act = _MLP_ACTIVATIONS[activation]
 
@@ -117,11 +120,12 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int = 1, *, causal: bool = True, seed: Seed = None):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.n_heads = check_int(n_heads, "n_heads", name)
         check_divisible(d_model, n_heads, "d_model", "n_heads", name)
-        self.causal = bool(causal)
+        self.causal = check_flag(causal, "causal", name)
         with seeded(seed, name):
             self.qkv = nn.Linear(d_model, 3 * d_model)
             self.out = nn.Linear(d_model, d_model)
@@ -173,7 +177,7 @@ class Block(nn.Module):
         check_choice(activation, "activation", name, tuple(_MLP_ACTIVATIONS))
         if not mlp_ratio >= 0:
             raise ValueError(f"{name}: mlp_ratio must be >= 0, got {mlp_ratio}")
-        self.prenorm = bool(prenorm)
+        self.prenorm = check_flag(prenorm, "prenorm", name)
         factory = resolve_layer(layer)
         with seeded(seed, name):
             self.layer = factory(d_model, **(layer_kwargs or {}))
@@ -290,6 +294,7 @@ class SequenceModel(nn.Module):
             )
             self.norm = _norm(norm, d_model)
             self.head = nn.Linear(d_model, self.d_output) if self.d_output is not None else None
+        check_flag(tie_embeddings, "tie_embeddings", name)
         if tie_embeddings:
             if self.vocab_size is None or self.d_output != self.vocab_size:
                 raise ValueError(

@@ -18,16 +18,45 @@ good checkpoint.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import torch
+
+from .._safe_files import (
+    UnsafeFileError,
+    entry_kind,
+    memory_read_cap,
+    os_reason,
+    probe_writable_directory,
+    read_regular_file,
+)
 
 CHECKPOINT_FORMAT = "lds_toolkit-checkpoint/1"
 
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be used: unsafe, corrupted, foreign or of other settings."""
+
+
+def check_checkpoint_path(path: str | Path) -> Path:
+    """Before step 0: ``path`` can hold a checkpoint (not a directory, FIFO or device; its
+    directory exists or can be created, and files can be written there), so that a bad path
+    fails at once instead of after training. ``ValueError`` naming the path and why."""
+    path = Path(path)
+    kind = entry_kind(path)
+    if kind not in (None, "a regular file", "a symbolic link"):
+        raise ValueError(f"checkpoint={str(path)!r} is {kind}; give the path of a file")
+    if kind == "a symbolic link" and entry_kind(path.resolve()) not in (None, "a regular file"):
+        raise ValueError(f"checkpoint={str(path)!r} is a link to "
+                         f"{entry_kind(path.resolve())}; give the path of a file")
+    try:
+        probe_writable_directory(path.parent)
+    except OSError as exc:
+        raise ValueError(f"checkpoint={str(path)!r}: cannot write in "
+                         f"{str(path.parent)!r}: {os_reason(exc)}") from None
+    return path
 
 
 def diverged_checkpoint_path(path: str | Path) -> Path:
@@ -65,8 +94,12 @@ def _load_checkpoint(path: Path, model, opt, cfg):
     """Load ``path`` into ``model`` and ``opt``; return its metadata plus history and evals.
     :class:`CheckpointError` for anything that is not a checkpoint of this run."""
     advice = "delete it or pass resume=False"
+    try:  # a regular file (a FIFO or device at the path is refused, never waited on)
+        data = read_regular_file(path, memory_read_cap(), follow_symlinks=True, what="checkpoint")
+    except UnsafeFileError as exc:
+        raise CheckpointError(f"checkpoint {exc}: {advice}") from None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - unpickling errors come in many types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(f"checkpoint {path} cannot be loaded safely ({first[:200]}); "

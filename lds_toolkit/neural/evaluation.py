@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .._validation import check_finite
+from .._validation import check_finite, check_int
 from ._validation import input_checks
 from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
 from .runtime import resolve_device
@@ -79,12 +79,15 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
             device: str | torch.device | None = None) -> np.ndarray:
     """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad).
 
-    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters,
-    and ``FloatingPointError`` naming the first position when an output is not finite.
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters
+    or naming the first NaN/inf entry of the data, ``FloatingPointError`` naming the first
+    position when an output is not finite, and ``TypeError``/``ValueError`` for a model that is
+    not a module, data that are not a :class:`SequenceTask` or a ``batch_size`` below 1.
     """
+    batch_size = _check_call(model, data, batch_size, "predict")
     _require_finite_parameters(model, "predict")
     _check_finite_data(data, "data")
-    dev = resolve_device(device) if device is not None else next(model.parameters()).device
+    dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
     model.eval()
@@ -113,10 +116,16 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     The loss is the mean over all scored positions of the whole set (not a mean of batch
     means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
     cut after its last scored position; the same numbers up to round-off, less padding.
-    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters.
+    Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters,
+    or naming the first NaN/inf entry of the inputs or targets (whose loss would be NaN), and
+    ``TypeError``/``ValueError`` for the arguments' types and a ``batch_size`` below 1.
     """
+    batch_size = _check_call(model, data, batch_size, "evaluate")
+    if not isinstance(crop, bool):
+        raise TypeError(f"evaluate: crop must be True or False, got {crop!r}")
     _require_finite_parameters(model, "evaluate")
-    dev = resolve_device(device) if device is not None else next(model.parameters()).device
+    _check_finite_data(data, "data")  # a NaN target would make the loss NaN, silently
+    dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
     model.eval()
@@ -153,6 +162,23 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     loss = total / count if count else float("nan")
     acc = correct / count if (count and data.kind == "classification") else float("nan")
     return {"loss": float(loss), "accuracy": float(acc)}
+
+
+def _model_device(model: nn.Module) -> torch.device:
+    """The device of the model's first parameter (CPU for a model without parameters)."""
+    first = next(model.parameters(), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
+def _check_call(model, data, batch_size, what: str) -> int:
+    """The arguments ``predict``/``evaluate`` share, checked; returns ``batch_size``."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{what}: model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(data, SequenceTask):
+        raise TypeError(f"{what}: data must be a SequenceTask, got {type(data).__name__}")
+    if len(data) == 0:
+        raise ValueError(f"{what}: data holds no sequences")
+    return check_int(f"{what}: batch_size", batch_size, 1)
 
 
 def _check_finite_data(data: SequenceTask, name: str) -> None:

@@ -18,6 +18,7 @@ from ._validation import (
     check_matches_parameters,
     check_nonnegative_float,
     check_sequence,
+    watch_outputs,
 )
 
 __all__ = ["Focus", "FocusGlobalConv"]
@@ -155,6 +156,7 @@ class Focus(nn.Module):
         hyper_conv: FocusGlobalConv | None = None,
     ) -> None:
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         d_model = check_int(d_model, "d_model", "Focus")
         n_heads = check_int(n_heads, "n_heads", "Focus")
         check_divisible(d_model, n_heads, "d_model", "n_heads", "Focus")

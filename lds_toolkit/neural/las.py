@@ -25,10 +25,12 @@ from ._las_core import (
 from ._validation import (
     check_choice,
     check_divisible,
+    check_flag,
     check_int,
     check_matches_parameters,
     check_nonnegative_float,
     check_sequence,
+    watch_outputs,
 )
 
 __all__ = ["LaSAttention"]
@@ -140,6 +142,7 @@ class LaSAttention(nn.Module):
         alibi: bool = False,
     ) -> None:
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         d_model = check_int(d_model, "d_model", "LaSAttention")
         n_heads = check_int(n_heads, "n_heads", "LaSAttention")
         check_divisible(d_model, n_heads, "d_model", "n_heads", "LaSAttention")
@@ -151,6 +154,7 @@ class LaSAttention(nn.Module):
         check_choice(alpha_schedule, "alpha_schedule", "LaSAttention", ALPHA_SCHEDULES)
         if not isinstance(alibi, bool):
             raise TypeError(f"LaSAttention: alibi must be a bool, got {type(alibi).__name__}")
+        check_flag(bias, "bias", "LaSAttention")
         if alpha is None:
             rates = las_alpha_init(n_heads, decay_bound, alpha_schedule)
         else:

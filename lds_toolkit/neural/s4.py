@@ -49,11 +49,13 @@ from ._ssm_base import (
 from ._validation import (
     channels_last,
     check_choice,
+    check_flag,
     check_int,
     check_same_device,
     check_sequence,
     check_step_input,
     make_dropout,
+    watch_outputs,
 )
 from .dplr import DPLRSSM
 
@@ -456,12 +458,14 @@ class S4(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.activation = check_choice(activation, "activation", name, _ACTIVATIONS)
         if not isinstance(transposed, bool):
             raise TypeError(f"{name}: transposed must be a bool, got {type(transposed).__name__}")
         self.transposed = transposed
+        check_flag(output_linear, "output_linear", name)
         with seeded(seed, name):
             self._build_pre(d_model)
             self.ssm = make_ssm(

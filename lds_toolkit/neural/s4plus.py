@@ -55,10 +55,12 @@ from ._init import Seed, seeded
 from ._validation import (
     check_choice,
     check_divisible,
+    check_flag,
     check_int,
     check_same_device,
     check_sequence,
     check_step_input,
+    watch_outputs,
 )
 from .s4 import S4, make_ssm
 
@@ -87,7 +89,7 @@ class StateMemoryReplay(nn.Module):
         self.d_model = check_int(d_model, "d_model", name)
         self.tau = check_int(tau, "tau", name)
         self.pad = check_choice(pad, "pad", name, SMR_PADS)
-        self.depthwise = bool(depthwise)
+        self.depthwise = check_flag(depthwise, "depthwise", name)
         self.conv = nn.Conv1d(d_model, d_model, tau, groups=d_model if depthwise else 1)
 
     def _padded(self, u: torch.Tensor, history: torch.Tensor | None) -> torch.Tensor:
@@ -326,6 +328,7 @@ class S4PlusPlus(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = check_int(d_model, "d_model", name)
         self.d_qk = check_int(d_qk if d_qk is not None else d_model, "d_qk", name)
@@ -333,7 +336,7 @@ class S4PlusPlus(nn.Module):
         self.n_heads = check_int(n_heads, "n_heads", name)
         check_divisible(self.d_qk, self.n_heads, "d_qk", "n_heads", name)
         check_divisible(self.d_v, self.n_heads, "d_v", "n_heads", name)
-        self.causal = bool(causal)
+        self.causal = check_flag(causal, "causal", name)
         self.attn_block = check_int(attn_block, "attn_block", name)
         check_int(rel_pos_buckets, "rel_pos_buckets", name, minimum=2)
         check_int(rel_pos_max_distance, "rel_pos_max_distance", name)

@@ -57,6 +57,7 @@ from ._validation import (
     check_same_device,
     check_sequence,
     check_step_input,
+    watch_outputs,
 )
 
 FORMS = ("exact", "tensordot")
@@ -159,6 +160,7 @@ class STU(nn.Module):
         seed: Seed = None,
     ):
         super().__init__()
+        watch_outputs(self)  # NaN/inf outputs of finite inputs raise
         name = type(self).__name__
         self.d_model = d = check_int(d_model, "d_model", name)
         self.seq_len = check_int(seq_len, "seq_len", name)
@@ -178,7 +180,11 @@ class STU(nn.Module):
         self.filter_kind = check_choice(filter_kind, "filter_kind", name, KINDS)
 
         sigma, phi = self._get_filters(filters)
-        f = torch.from_numpy(phi * sigma[None, :] ** 0.25)  # (T, k): sigma^{1/4} phi
+        # (T, k): sigma^{1/4} phi. An eigenvalue of the positive semi-definite H_T below the
+        # float64 floor can come out slightly negative; its fourth root would be NaN and make
+        # every output NaN, so it is clipped to 0 (its true value is ~0 to round-off; the
+        # FilterPrecisionWarning already says such filters carry no signal)
+        f = torch.from_numpy(phi * np.maximum(sigma, 0.0)[None, :] ** 0.25)
         if self.branches == "both":
             sign = torch.where(torch.arange(self.seq_len) % 2 == 0, 1.0, -1.0).double()
             f = torch.cat([f, f * sign[:, None]], dim=1)  # (T, 2k): f^+ then f^-

@@ -90,6 +90,7 @@ from .checkpoints import (
     CheckpointError,
     _load_checkpoint,
     _save_checkpoint,
+    check_checkpoint_path,
     diverged_checkpoint_path,
 )
 from .checkpoints import _as_tensors_dict as _as_tensors_dict
@@ -262,6 +263,8 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     if eval_data is not None:
         _check_finite_data(eval_data, "eval_data")
     device = resolve_device(cfg.device)
+    if cfg.checkpoint is not None:  # a path that cannot be written fails now, not at the end
+        check_checkpoint_path(cfg.checkpoint)
     started = time.perf_counter()
     # the data are checked above; inside the model a non-finite value is a divergence,
     # reported with its step from the loss, so the layers' per-call input check is off

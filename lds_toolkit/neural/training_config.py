@@ -257,7 +257,7 @@ class TrainConfig:
         if self.checkpoint is not None and not isinstance(self.checkpoint, str | os.PathLike):
             raise TypeError(f"TrainConfig.checkpoint must be a path or None, got "
                             f"{type(self.checkpoint).__name__} {self.checkpoint!r}")
-        for name in ("resume", "progress"):
+        for name in ("resume", "progress", "crop"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"TrainConfig.{name} must be True or False, got "
                                 f"{getattr(self, name)!r}")

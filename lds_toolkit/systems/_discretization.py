@@ -59,7 +59,12 @@ def sample_time(dt) -> float:
         raise TypeError(f"dt must be a sample time > 0 to discretise with, got {dt!r} "
                         "(python-control's dt=True means 'unspecified step', which cannot be "
                         "used to compute A_d = e^{A dt})")
-    return check_real("dt", dt, low=0.0, low_inclusive=False)
+    dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+    if dt < np.finfo(float).tiny:  # subnormal: B_d ~ dt B keeps a few bits, or none
+        raise ValueError(f"dt={dt:g} is below the smallest normal float64 "
+                         f"({np.finfo(float).tiny:g}): the sampled B_d ~ dt B would underflow "
+                         "(the system would read A_d = I, B_d = 0); use a larger dt")
+    return dt
 
 
 def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, dt,

@@ -26,7 +26,7 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import as_float_array, as_matrix, as_square
+from .._validation import as_float_array, as_matrix, as_square, check_real
 from ._discretization import discretize_matrices, sample_time
 
 
@@ -152,7 +152,9 @@ class LDS:
         return float(np.max(np.linalg.eigvals(self.A).real))
 
     def is_stable(self, *, tol: float = 0.0) -> bool:
-        """Asymptotic stability: ρ(A) < 1 - tol (discrete) or max Re λ(A) < -tol (continuous)."""
+        """Asymptotic stability: ρ(A) < 1 - tol (discrete) or max Re λ(A) < -tol (continuous);
+        ``tol`` a finite margin >= 0."""
+        tol = check_real("tol", tol, low=0.0)
         if self.is_discrete:
             return self.spectral_radius() < 1.0 - tol
         return self.spectral_abscissa() < -tol
@@ -162,6 +164,7 @@ class LDS:
 
         Only a spectral check: a defective eigenvalue on the boundary is not detected.
         """
+        tol = check_real("tol", tol, low=0.0)
         if self.is_discrete:
             return self.spectral_radius() <= 1.0 + tol
         return self.spectral_abscissa() <= tol

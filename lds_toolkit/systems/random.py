@@ -9,7 +9,7 @@ import scipy.stats
 
 from .._random import RngLike, as_generator
 from .._typing import ArrayLike
-from .._validation import check_positive_int, check_real
+from .._validation import check_bool, check_fits_in_memory, check_positive_int, check_real
 from .lds import LDS
 from .regions import Interval
 
@@ -17,7 +17,7 @@ from .regions import Interval
 def _intervals(eigenvalue_intervals) -> list[tuple[float, float]]:
     try:
         items = [tuple(float(v) for v in iv) for iv in eigenvalue_intervals]
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError("eigenvalue_intervals must be a sequence of (low, high) pairs, got "
                         f"{eigenvalue_intervals!r}") from None
     if not items:
@@ -38,6 +38,7 @@ def draw_eigenvalues(n: int, eigenvalue_intervals, *, weights=None,
     ascending.
     """
     n = check_positive_int("n", n)
+    check_fits_in_memory("n", n, 8.0 * n, f"the {n} float64 eigenvalues")
     items = _intervals(eigenvalue_intervals)
     if weights is None:
         w = np.full(len(items), 1.0 / len(items))
@@ -52,6 +53,14 @@ def draw_eigenvalues(n: int, eigenvalue_intervals, *, weights=None,
     gen = as_generator(rng)
     lam = np.concatenate([gen.uniform(lo, hi, size=c) for (lo, hi), c in zip(items, counts)])
     return np.sort(lam)
+
+
+def _check_system_fits(name: str, value, n: int, d_in: int, d_out: int) -> None:
+    """Refuse, before drawing, a system whose matrices cannot fit in memory: the n x n state
+    matrix and the n x n orthogonal or eigenvector matrix drawn with it (float64 each)."""
+    check_fits_in_memory(name, value, 8.0 * (2 * n * n + n * (d_in + d_out)),
+                         f"the float64 entries of the ({n}, {n}) state matrix and of its "
+                         "eigenvector matrix")
 
 
 def random_lds(n: int, eigenvalue_intervals: Sequence[Interval | tuple[float, float]], *,
@@ -88,6 +97,13 @@ def random_lds(n: int, eigenvalue_intervals: Sequence[Interval | tuple[float, fl
     n = check_positive_int("n", n)
     d_in = check_positive_int("d_in", d_in)
     d_out = check_positive_int("d_out", d_out)
+    symmetric = check_bool("symmetric", symmetric)
+    feedthrough = check_bool("feedthrough", feedthrough)
+    if dt is not True:  # a discrete system: a sample time > 0 (0 and None mean continuous)
+        if isinstance(dt, bool) or dt is None:
+            raise TypeError(f"dt must be a sample time > 0 or True, got {dt!r}")
+        dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+    _check_system_fits("n", n, n, d_in, d_out)
     gen = as_generator(rng)
     lam = draw_eigenvalues(n, eigenvalue_intervals, weights=weights, rng=gen)
     if symmetric:
@@ -117,6 +133,8 @@ def random_stable_lds(n: int, *, d_in: int = 1, d_out: int = 1, radius: float = 
     d_in = check_positive_int("d_in", d_in)
     d_out = check_positive_int("d_out", d_out)
     radius = check_real("radius", radius, low=0.0, high=1.0, high_inclusive=False)
+    continuous = check_bool("continuous", continuous)
+    _check_system_fits("n", n, n, d_in, d_out)
     gen = as_generator(rng)
     blocks = np.zeros((n, n))
     i = 0

@@ -30,13 +30,14 @@ from .._validation import as_float_array, check_int
 from .lds import LDS, as_lds
 
 
-def _as_markov(h) -> np.ndarray:
-    arr = as_float_array("impulse", h)
+def _as_markov(h, name: str = "h") -> np.ndarray:
+    """The Markov parameters ``h`` (argument ``name``) as a (T, d_out, d_in) array."""
+    arr = as_float_array(name, h)
     if arr.ndim == 1:
         arr = arr[:, None, None]
     if arr.ndim != 3 or arr.shape[0] < 3:
         raise ValueError(
-            f"impulse must have shape (T, d_out, d_in) (or (T,) for one channel) with T >= 3, "
+            f"{name} must have shape (T, d_out, d_in) (or (T,) for one channel) with T >= 3, "
             f"got shape {arr.shape}"
         )
     return arr

@@ -72,7 +72,13 @@ import numpy as np
 
 from .._random import RngLike, as_generator
 from .._typing import ArrayLike
-from .._validation import as_float_array, check_choice, check_real
+from .._validation import (
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_fits_in_memory,
+    check_real,
+)
 from . import _paths
 from ._modal import ModalCertificate as ModalCertificate
 from ._modal import ModalForm as ModalForm
@@ -324,6 +330,7 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
     rtol = check_real("rtol", rtol, low=0.0, low_inclusive=False)
     n, d_in, d_out = system.n_states, system.n_inputs, system.n_outputs
+    return_states = check_bool("return_states", return_states)
 
     u = as_float_array("u", u)
     if u.ndim < 2:
@@ -350,6 +357,8 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     except ValueError:
         desc = ", ".join(f"{name} {shape}" for name, shape in named)
         raise ValueError(f"batch (leading) axes do not broadcast: {desc}") from None
+    _check_result_fits(u.shape, batch_shape, T, n, d_out,
+                       return_states or w_sigma is not None)
     if w_sigma is not None or v_sigma is not None:
         gen = as_generator(rng)
         if w_sigma is not None:
@@ -378,17 +387,21 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     y = y.reshape(batch_shape + (T, d_out))
     if v is not None:
         y = y + v
-    final = _reshape_final(final, batch_shape + (n,))
+    final = final.reshape(batch_shape + (n,))
     x = states.reshape(batch_shape + (T, n)) if return_states else None
     return SimulationResult(y=y, x=x, final_state=final, method=path,
                             t=np.arange(T) * system.sample_time, u=u, output=output,
                             certificate=cert)
 
 
-def _reshape_final(final, shape):
-    if callable(final):
-        return lambda: final().reshape(shape)
-    return final.reshape(shape)
+def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states: bool) -> None:
+    """Refuse, before allocating, a simulation whose (batch, T, d_out) outputs, or (batch, T,
+    n) states when they are kept or drawn as noise, cannot fit in memory (float64)."""
+    n_batch = int(np.prod(batch_shape, dtype=float))
+    width, what = (n, f"(batch, T, n) = {batch_shape + (T, n)} states") if states and n > d_out \
+        else (d_out, f"(batch, T, d_out) = {batch_shape + (T, d_out)} outputs")
+    check_fits_in_memory("u", f"array of shape {u_shape}", 8.0 * n_batch * T * width,
+                         f"the float64 {what}")
 
 
 def _raise_diverged(bad_b, bad_t, batch_shape, bound):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ..base import Experiment
 from ..claims import Claim
+from ._config_ranges import LENGEN_RANGES, lengen_largest, lengen_relations
 from ._lengen_common import (
     derive_config,
     plot_learning,
@@ -36,6 +37,13 @@ class _LengenLearning(Experiment):
 
     region = "A"
     algorithm = 1
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = LENGEN_RANGES
+    relations = lengen_relations()
+
+    def largest_array(self, config):
+        return lengen_largest(config, config["T"])
 
     def config(self, scale, seeds):
         return scale_config(scale, seeds, region=self.region, algorithm=self.algorithm)

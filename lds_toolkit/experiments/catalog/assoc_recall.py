@@ -55,6 +55,20 @@ from ...neural.training import train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
+from ._config_ranges import (
+    TRAINING_RANGES,
+    Check,
+    Choice,
+    Fields,
+    Int,
+    ListOf,
+    MapOf,
+    Maybe,
+    Real,
+    activations,
+    model_names,
+    tokens,
+)
 from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
@@ -249,6 +263,35 @@ class AssocRecall(NeuralExperiment):
               "accuracy/transformer/1024", ">=", 0.9, scales=("paper",),
               spread="accuracy_seeds/transformer/1024"),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "vocab_size": Int(4, 2**20), "n_train": Int(1, 10**8),
+              "width": Int(1, 2**16), "n_layers": Int(1, 1024),
+              "betas": ListOf(Real(0.0, 1.0, high_open=True), min_len=2, max_len=2),
+              "focus_chunk": Int(1, 2**20), "models": model_names(*MODELS),
+              "lengths": ListOf(Int(4, 2**24), unique=True), "n_valid": Int(1, 10**8),
+              "n_test": Int(1, 10**8),
+              "models_at": MapOf(ListOf(Choice(*MODELS), min_len=0, unique=True),
+                                 key=Int(4, 2**24)),
+              "train": MapOf(Fields({"max_steps": Int(1, 10**9), "batch_size": Int(1, 2**16),
+                                     "eval_every": Int(0, 10**9),
+                                     "plateau_window": Maybe(Int(1, 10**6))},
+                                    required=("max_steps", "batch_size", "eval_every")),
+                             key=Int(4, 2**24))}
+    relations = (Check("train", lambda c: next(
+        (f"has no entry for length {n} (at which {', '.join(c['models_at'][str(n)])} train)"
+         for n in c["lengths"] if c["models_at"].get(str(n)) and str(n) not in c["train"]),
+        None)),)
+
+    def largest_array(self, config):
+        out = []
+        for n in config["lengths"]:
+            at = config["models_at"].get(str(n), [])
+            b = config["train"].get(str(n), {}).get("batch_size", 1)
+            if at:  # (the transformer's SDPA need not hold L x L scores)
+                out += [tokens(config["n_train"], n),
+                        activations(b, n, config["width"] * max(config["mlp_ratio"], 1.0))]
+        return max(out, default=None)
 
     def config(self, scale, seeds):
         require_defined_scale(self.name, scale, SCALES_DEFINED)

@@ -39,6 +39,14 @@ from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
 from ..scales import by_scale
+from ._config_ranges import (
+    F64,
+    TRAINING_RANGES,
+    Int,
+    Real,
+    activations,
+    model_names,
+)
 from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
@@ -122,6 +130,19 @@ class Cloze(NeuralExperiment):
               "(paper: 0.02 against 0.67, 34x)",
               "combination_ratio", "<=", 0.1),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "n_samples": Int(2, 10**7),
+              "train_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
+              "length": Int(95, 10**7), "epochs": Int(1, 10**6), "d_model": Int(1, 2**16),
+              "d_state": Int(1, 2**16), "models": model_names(*MODELS)}
+
+    def largest_array(self, config):
+        n, L, b = config["n_samples"], config["length"], config["batch_size"]
+        width = config["d_model"] * max(config["mlp_ratio"], 1.0)
+        return max((F64 * n * L, f"the ({n}, {L}) sequences"), activations(max(b, 64), L, width),
+                   (8.0 * config["d_model"] * config["d_state"] * L,
+                    f"the ({config['d_model']}, {config['d_state']}, {L}) SSM kernel terms"))
 
     def config(self, scale, seeds):
         cfg = {"n_samples": 200, "train_fraction": 0.8, "length": 100,

@@ -45,6 +45,7 @@ from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
 from ..scales import by_scale
+from ._config_ranges import F64, TRAINING_RANGES, Int, ListOf, Relation, activations, tokens
 from ._neural_common import (
     NeuralExperiment,
     plateau_rule,
@@ -124,6 +125,21 @@ class InductionHeads(NeuralExperiment):
                    "the recalls over distances longer than any in training "
                    "(accuracy_by_distance: within-distance recalls stay near 100 %)."),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "T": Int(3, 2**24), "train_lengths": ListOf(
+        Int(3, 2**24), unique=True), "eval_factors": ListOf(Int(1, 2**20), unique=True),
+        "vocab_size": Int(2, 2**20), "d_model": Int(1, 2**16), "num_filters": Int(1, 4096),
+        "n_train": Int(1, 10**8), "n_eval": Int(1, 10**8), "n_probe": Int(1, 10**8),
+        "probe_every": Int(0, 10**9), "max_steps": Int(1, 10**9)}
+    relations = (Relation("train_lengths", "<=", "T"), Relation("num_filters", "<=", "T"))
+
+    def largest_array(self, config):
+        T, n = config["T"], max(config["train_lengths"])
+        width = config["d_model"] * max(config["mlp_ratio"], 1.0)
+        return max(tokens(config["n_train"], n), tokens(config["n_eval"], T),
+                   activations(128, T, width), (F64 * T * config["num_filters"],
+                                                f"the (T={T}, num_filters) STU filters"))
 
     def config(self, scale, seeds):
         cfg = {"T": by_scale(scale, quick=256, medium=512, paper=256),

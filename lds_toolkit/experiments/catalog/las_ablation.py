@@ -58,6 +58,19 @@ from ...neural.training import evaluate, train
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
+from ._config_ranges import (
+    TRAINING_RANGES,
+    Bool,
+    Check,
+    Choice,
+    Int,
+    Real,
+    Relation,
+    activations,
+    attention_scores,
+    model_names,
+    tokens,
+)
 from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
@@ -163,6 +176,26 @@ class LaSAblation(NeuralExperiment):
               "above_majority/*", ">=", 0.1, scales=("quick", "medium", "paper"),
               note="accuracy minus the majority-class rate, every model"),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "n_heads": Int(1, 1024), "chunk_size": Int(1, 2**20),
+              "pool_size": Int(1, 1024), "decay_bound": Real(0.0, 1.0),
+              "alpha_schedule": Choice("exp_uniform", "linear", "log"),
+              "readout": Choice("none", "mean", "last", "cummean"), "crop": Bool(),
+              "bucket": Int(1, 2**20), "models": model_names(*MODELS),
+              "min_length": Int(1, 2**20), "max_length": Int(1, 2**20),
+              "n_train": Int(1, 10**8), "n_valid": Int(1, 10**8), "n_test": Int(1, 10**8),
+              "d_model": Int(1, 2**16), "n_layers": Int(1, 1024), "max_steps": Int(1, 10**9)}
+    relations = (Relation("min_length", "<=", "max_length"),
+                 Check("d_model", lambda c: None if c["d_model"] % c["n_heads"] == 0 else
+                       f"must be a multiple of n_heads = {c['n_heads']}, got {c['d_model']}"))
+
+    def largest_array(self, config):
+        L, b, h = config["max_length"], max(config["batch_size"], 32), config["n_heads"]
+        n = config["n_train"] + config["n_valid"] + config["n_test"]
+        width = config["d_model"] * max(config["mlp_ratio"], 1.0)
+        return max(tokens(n, L), activations(b, L, width),
+                   attention_scores(b, h, L, min(L, config["chunk_size"])))
 
     def config(self, scale, seeds):
         require_defined_scale(self.name, scale, SCALES_DEFINED)

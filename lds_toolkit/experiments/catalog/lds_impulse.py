@@ -21,6 +21,7 @@ import numpy as np
 from ...systems import eigenvalue_regions, random_lds, simulate
 from ..base import Experiment, register
 from ..plotting import COLORS, band, figure, save_figure
+from ._config_ranges import F64, LENGEN_RANGES, Check, ListOf, Q, region_b_problem
 from ._lengen_common import context_length, qkey
 
 REGIONS = ("A-left", "B", "A-right")
@@ -36,6 +37,16 @@ class ImpulseRegions(Experiment):
     name = "lds-impulse"
     description = "impulse responses of random symmetric LDS per eigenvalue region"
     paper = "length generalization, Sec. 4.1 / Fig. 1"
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {"T": LENGEN_RANGES["T"], "n": LENGEN_RANGES["n"], "region_q": Q,
+              "q_values": ListOf(Q, unique=True)}
+    relations = (Check(("region_q", "T"), lambda c: region_b_problem(c["T"], c["region_q"])),)
+
+    def largest_array(self, config):
+        T, n = config["T"], config["n"]
+        return max((F64 * n * n * 2, f"the ({n}, {n}) complex eigenvectors of the system"),
+                   (F64 * 4 * (T + 1), f"the (T+1 = {T + 1},) impulse response and energies"))
 
     def config(self, scale, seeds):
         # medium = paper: the impulse responses at T = 2^14, n = 512 take seconds

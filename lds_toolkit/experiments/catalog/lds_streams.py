@@ -43,6 +43,18 @@ from ...neural.training import predict, train
 from ..base import register
 from ..plotting import figure, save_figure, smooth
 from ..scales import by_scale
+from ._config_ranges import (
+    F64,
+    LENGEN_RANGES,
+    TRAINING_RANGES,
+    Choice,
+    Int,
+    ListOf,
+    Relation,
+    activations,
+    lengen_relations,
+    model_names,
+)
 from ._lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
 from ._neural_common import (
     PLATEAU,
@@ -86,6 +98,26 @@ class LDSStreams(NeuralExperiment):
     name = "lds-streams"
     description = "S4, S4+, STU, Focus, LaS, transformer vs Algorithms 1/2 on LDS streams"
     paper = "toolkit comparison (length-generalization setting, Regions A and B)"
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, **{k: LENGEN_RANGES[k] for k in (
+        "n", "k", "region_q", "d_in", "d_out", "lr_grid", "filter_precision", "T")},
+        "train_length": Int(1, 2**30), "n_train": Int(1, 10**8), "n_eval": Int(1, 10**8),
+        "d_model": Int(1, 2**16), "steps": Int(1, 10**9),
+        "eval_factors": ListOf(Int(1, 2**20), unique=True),
+        "regions": ListOf(Choice("A", "B"), unique=True), "n_layers": Int(1, 1024),
+        "norm": Choice("layer", "rms", "none"), "models": model_names(*NEURAL, *LEARNERS)}
+    relations = (Relation("k", "<=", "T"), *lengen_relations()[1:])
+
+    def largest_array(self, config):
+        T, d = config["T"], config["d_in"] + config["d_out"]
+        width = config["d_model"] * max(config["mlp_ratio"], 1.0)
+        out = [(F64 * config["n_train"] * config["train_length"] * d,
+                f"the ({config['n_train']}, {config['train_length']}, {d}) training streams"),
+               (F64 * config["n_eval"] * T * d,
+                f"the ({config['n_eval']}, T={T}, {d}) evaluation streams"),
+               activations(64, T, width), (F64 * T * config["k"], f"the (T={T}, k) filters")]
+        return max(out)  # (attention runs through SDPA, which need not hold L x L scores)
 
     def config(self, scale, seeds):
         if scale == "quick":

@@ -16,6 +16,7 @@ import numpy as np
 from ...systems import eigenvalue_regions
 from ..base import Experiment, register
 from ..plotting import COLORS, figure, save_figure
+from ._config_ranges import LENGEN_RANGES, Check, ListOf, Q, region_b_problem
 from ._lengen_common import Q_VALUES, context_length, qkey
 
 
@@ -31,6 +32,13 @@ class LengenRegions(Experiment):
     name = "lengen-regions"
     description = "eigenvalue Regions A and B of Theorem 5 and their dependence on q (Figure 1)"
     paper = "length generalization, Fig. 1"
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {"T": LENGEN_RANGES["T"], "region_q": Q, "q_values": ListOf(Q, unique=True),
+              "q_grid": ListOf(Q, max_len=10**6)}
+    relations = (Check(("q_grid", "T", "region_q", "q_values"), lambda c: next(
+        (region_b_problem(c["T"], q) for q in [c["region_q"], *c["q_values"], *c["q_grid"]]
+         if region_b_problem(c["T"], q)), None)),)
 
     def config(self, scale, seeds):
         return {"T": 2**10 if scale == "quick" else 2**14, "region_q": 7 / 8, "q_values": Q_VALUES,

@@ -29,6 +29,7 @@ from ...control import (
 from ..base import Experiment, register
 from ..claims import Claim
 from ..plotting import band, figure, save_figure
+from ._config_ranges import F64, POSITIVE, ListOf, Real, Relation
 
 _TRAJ_KEYS = ("t", "x_etc", "x_original", "x_perturbed", "x_jittered", "V", "V_bound")
 
@@ -67,6 +68,22 @@ class NSSETC(Experiment):
                    "consistent system of Tabuada (2007) with the same P and M "
                    "(paper_system(), docs/control.md section 2)"),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {"magnitude_fractions": ListOf(Real(0.0, 1.0, low_open=True, high_open=True)),
+              "kappas": ListOf(Real(0.0, 1.0, low_open=True, high_open=True)),
+              "horizon": Real(0.0, 1e9, low_open=True), "grid_step": POSITIVE,
+              "kappa": Real(0.0, 1.0, low_open=True, high_open=True),
+              "magnitude_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
+              "x0": ListOf(Real(), min_len=2, max_len=2), "output_step": POSITIVE,
+              "bracket_step": POSITIVE, "tol": Real(0.0, 1.0, low_open=True, high_open=True)}
+    relations = (Relation("grid_step", "<=", "horizon"), Relation("output_step", "<=", "horizon"),
+                 Relation("bracket_step", "<=", "horizon"))
+
+    def largest_array(self, config):
+        steps = config["horizon"] / min(config["grid_step"], config["output_step"])
+        return (F64 * 2 * (steps + 1),
+                f"the (horizon / step = {steps:.3g}, 2) sampled trajectory")
 
     def config(self, scale, seeds):
         # medium = paper: the whole paper-scale sweep runs on a CPU in seconds

@@ -69,6 +69,7 @@ from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
 from ..scales import by_scale
+from ._config_ranges import TRAINING_RANGES, Int, Real, activations, model_names
 from ._neural_common import (
     PLATEAU,
     NeuralExperiment,
@@ -179,6 +180,19 @@ class NssS4(NeuralExperiment):
               spread="final_loss_ratio_seeds/s4+",
               note="Per seed against S4 on the same data; mean of the last 100 steps."),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**TRAINING_RANGES, "n_points": Int(2, 10**7),
+              "frequency": Real(0.0, 1e6, low_open=True), "jitter": Real(0.0, 1e3),
+              "n_perturbations": Int(1, 10**6), "long_factor": Int(1, 10**4),
+              "steps": Int(1, 10**9), "d_model": Int(1, 2**16), "d_state": Int(1, 2**16),
+              "models": model_names(*MODELS)}
+
+    def largest_array(self, config):
+        L = config["n_points"] * config["long_factor"]
+        return max(activations(1, L, config["d_model"]),
+                   (8.0 * config["d_model"] * config["d_state"] * L,
+                    f"the ({config['d_model']}, {config['d_state']}, {L}) SSM kernel terms"))
 
     def config(self, scale, seeds):
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,

@@ -40,6 +40,7 @@ from ...learning.regret import asymmetric_regret, loglog_slope
 from ..base import Experiment, register
 from ..claims import Claim
 from ..plotting import figure, save_figure
+from ._config_ranges import LENGEN_RANGES, Choice, Int, ListOf, lengen_largest, lengen_relations
 from ._lengen_common import ALGORITHMS, context_length, draw_system, qkey, streams
 
 SETUPS = {"alg1-regionA": (1, "A"), "alg1-regionB": (1, "B"),
@@ -89,6 +90,17 @@ class RegretScaling(Experiment):
               "alg2-regionB/0.5/context_gap_over_regret_at_T", "<=", 1e-3,
               scales=("quick", "paper")),
     )
+
+    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    ranges = {**{k: v for k, v in LENGEN_RANGES.items() if k in (
+        "k", "n", "region_q", "q_values", "d_in", "d_out", "data_convention",
+        "filter_precision")},
+        "T_values": ListOf(LENGEN_RANGES["T"], min_len=2, unique=True),
+        "setups": ListOf(Choice(*SETUPS), unique=True), "curve_points": Int(2, 10**6)}
+    relations = lengen_relations("T_values")
+
+    def largest_array(self, config):
+        return lengen_largest(config, max(config["T_values"]))
 
     def config(self, scale, seeds):
         # medium = paper: the paper-scale sweep runs on a CPU in minutes

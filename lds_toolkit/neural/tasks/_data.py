@@ -7,6 +7,7 @@ labels; real-valued tasks (cloze, sine fitting, LDS streams) hold float inputs a
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..._jsonable import to_jsonable
 from ..._repr import compact_repr
+from ..._safe_files import UnsafeFileError, memory_read_cap, read_regular_file
 
 #: Label written where a token task has no target (ignored by the loss, as torch's default).
 IGNORE_INDEX = -100
@@ -59,6 +61,28 @@ class SequenceTask:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
+        for key in ("inputs", "targets", "mask", "eval_mask"):
+            value = getattr(self, key)
+            if not isinstance(value, np.ndarray):
+                try:
+                    value = np.asarray(value)
+                except (ValueError, TypeError) as exc:
+                    raise TypeError(f"SequenceTask.{key} must be an array, got "
+                                    f"{type(getattr(self, key)).__name__} ({exc})") from None
+                object.__setattr__(self, key, value)
+            if value.dtype == object or not (np.issubdtype(value.dtype, np.number)
+                                             or value.dtype == np.bool_):
+                raise TypeError(f"SequenceTask.{key} must be a numeric array, got dtype "
+                                f"{value.dtype}")
+        if self.inputs.ndim < 2:
+            raise ValueError(f"SequenceTask.inputs must have shape (N, L) of tokens or (N, L, "
+                             f"d_in), got shape {self.inputs.shape}")
+        for key in ("vocab_size", "n_classes"):
+            v = getattr(self, key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
+                                  or v < 1):
+                raise ValueError(f"SequenceTask.{key} must be None or an integer >= 1, got "
+                                 f"{v!r}")
         n, length = self.inputs.shape[:2]
         for key in ("targets", "mask", "eval_mask"):
             arr = getattr(self, key)
@@ -67,6 +91,30 @@ class SequenceTask:
                                  f"like inputs, got {arr.shape}")
         if self.mask.dtype != np.bool_ or self.eval_mask.dtype != np.bool_:
             raise TypeError("SequenceTask.mask and eval_mask must be boolean arrays")
+        if self.vocab_size is not None and np.issubdtype(self.inputs.dtype, np.integer) \
+                and self.inputs.size:
+            lo, hi = int(self.inputs.min()), int(self.inputs.max())
+            if lo < 0 or hi >= self.vocab_size:
+                raise ValueError(f"SequenceTask.inputs must hold token ids in [0, vocab_size = "
+                                 f"{self.vocab_size}), got ids from {lo} to {hi}")
+        if self.n_classes is not None:
+            self._check_class_targets()
+
+    def _check_class_targets(self) -> None:
+        """Classification targets: integers in ``[0, n_classes)`` wherever a mask scores them
+        (a label >= n_classes would fail deep inside the loss)."""
+        t = self.targets
+        if t.ndim != 2 or not np.issubdtype(t.dtype, np.integer):
+            raise ValueError(f"SequenceTask.targets of a classification task (n_classes="
+                             f"{self.n_classes}) must be (N, L) integer labels, got shape "
+                             f"{t.shape} and dtype {t.dtype}")
+        scored = self.mask | self.eval_mask
+        bad = scored & ((t < 0) | (t >= self.n_classes))
+        if bad.any():
+            i, j = (int(x) for x in np.argwhere(bad)[0])
+            raise ValueError(f"SequenceTask.targets must be class labels in [0, n_classes = "
+                             f"{self.n_classes}) where mask or eval_mask is set; sequence {i}, "
+                             f"position {j} holds {int(t[i, j])}")
 
     @property
     def kind(self) -> str:
@@ -130,8 +178,14 @@ class SequenceTask:
 
     @classmethod
     def load(cls, path: str | Path) -> SequenceTask:
-        """Read a task written by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as f:
+        """Read a task written by :meth:`save` (a regular file: a FIFO or device at ``path`` is
+        refused with ``ValueError``, never waited on)."""
+        try:
+            data = read_regular_file(path, memory_read_cap(), follow_symlinks=True,
+                                     what="task file")
+        except UnsafeFileError as exc:
+            raise ValueError(str(exc)) from None
+        with np.load(io.BytesIO(data), allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
             info = dict(meta["info"])
             info.update({k[5:]: f[k] for k in f.files if k.startswith("info/")})
