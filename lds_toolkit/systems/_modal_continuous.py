@@ -134,7 +134,7 @@ def run_varying(system, h, ub, x0b, bound, method, rtol, forced_max_cond):
         return None, None
     back = np.concatenate([red.Vw.T.real, -np.imag(red.Vw.T)])
     states = zs[..., :m] @ back[:m] if not red.complex else zs @ back
-    umax = np.abs(ub).max(axis=(0, 1))
+    umax = np.abs(ub).max(axis=(0, 1), initial=0.0)
     zmax = np.maximum(zmax, np.abs(Bm) @ umax * uniq.max(initial=0.0))
     S, G = integral_sums(red.lam, float(h.sum()))
     gain = np.abs(e).max(axis=0, initial=0.0)
@@ -143,7 +143,7 @@ def run_varying(system, h, ub, x0b, bound, method, rtol, forced_max_cond):
     xi0 = None
     if np.any(x0b):
         back0 = np.real(z0 @ red.Vw.T)
-        xi0 = np.abs((back0 - x0b) @ red.W.T).max(axis=0)
+        xi0 = np.abs((back0 - x0b) @ red.W.T).max(axis=0, initial=0.0)
     cert = certify(A, B, C, red, mf.cond, S=S, G=G,
                    rounding=recursion_rounding(gain, zmax, drive, steps), zmax=zmax,
                    umax=umax, ymax=float(np.abs(y).max(initial=0.0)), xi0=xi0,

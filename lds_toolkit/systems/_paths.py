@@ -130,7 +130,7 @@ def _modal(system, D, mf, ub, x0b, wb, use_next, return_states, bound, rtol):
             # s_T from the start of the last block (the bound above covers it: no check)
             _, _, zfin, _, _, zlast = split.core(D, np.ascontiguousarray(ub[:, t0:]),
                                                  Z[t0 // L], None, use_next, False, np.inf, 1.0)
-            zmax = np.maximum(np.abs(Z).max(axis=(0, 1)), zlast)
+            zmax = np.maximum(np.abs(Z).max(axis=(0, 1), initial=0.0), zlast)
     if y is None:
         wm = None if wb is None else wb @ red.W.T
         vnorm = 1.0 if red.orthogonal else float(np.linalg.norm(red.Vw))  # >= ||V_w||_2
@@ -179,14 +179,14 @@ class _Split:
 
 def _certificate(system, red, cond, ub, x0b, wb, z0, zmax, y, states, T, rtol):
     S, G = geometric_sums(red.lam, T)
-    umax = np.abs(ub).max(axis=(0, 1))
+    umax = np.abs(ub).max(axis=(0, 1), initial=0.0)
     Bm = red.W @ system.B
     zmax = np.maximum(zmax, np.abs(Bm) @ umax)
     xi0 = None
     if np.any(x0b):
         back = np.real(z0 @ red.Vw.T) if red.complex else z0 @ red.Vw.T
-        xi0 = np.abs((back - x0b) @ red.W.T).max(axis=0)
-    wmax = None if wb is None else np.abs(wb).max(axis=(0, 1))
+        xi0 = np.abs((back - x0b) @ red.W.T).max(axis=0, initial=0.0)
+    wmax = None if wb is None else np.abs(wb).max(axis=(0, 1), initial=0.0)
     drive = np.abs(Bm) @ umax + (0.0 if wmax is None else np.abs(red.W) @ wmax)
     rounding = recursion_rounding(np.abs(red.lam), zmax, drive, S)
     return certify(system.A, system.B, system.C, red, cond, S=S, G=G, rounding=rounding,

@@ -237,3 +237,16 @@ def test_accumulation_factors_closed_forms():
     S, G = integral_sums(np.array([-2.0, 0.0, 1.0 + 3j]), 2.0)
     np.testing.assert_allclose(S, [(1 - np.exp(-4)) / 2, 2.0, np.expm1(2.0)])
     np.testing.assert_allclose(G, [1, 1, np.exp(2.0)])
+
+
+@pytest.mark.parametrize("kw", [{}, {"return_states": False}, {"method": "modal"},
+                                {"method": "modal", "return_states": False}])
+def test_empty_batch_on_every_route(kw):
+    """A batch of size 0 (the certificate's maxima over no stream) returns empty outputs."""
+    rng = np.random.default_rng(4)
+    sys = _random_general(4, 1, 1, rng)
+    res = simulate(sys, np.zeros((0, 50, 1)), **kw)
+    assert res.y.shape == (0, 50, 1) and res.final_state.shape == (0, 4)
+    sysc = _continuous(4, rng)
+    t = np.cumsum(rng.uniform(0.1, 0.2, 20))
+    assert simulate_continuous(sysc, t, np.zeros((0, 20, 2))).y.shape == (0, 20, 3)
