@@ -73,7 +73,7 @@ def streaming(learner, u, y):
     out = np.empty_like(y)
     for t in range(u.shape[0]):
         out[t] = learner.predict_one(u[t])
-        learner.learn_one(y[t])
+        learner.learn_one(u[t], y[t])
     return out
 
 

@@ -5,7 +5,9 @@ regions, simulation), :mod:`lds_toolkit.control` (Lyapunov, event-triggered cont
 :mod:`lds_toolkit.learning` (spectral filters, online learners, regret),
 :mod:`lds_toolkit.neural` (torch layers; optional dependency, import it explicitly) and
 :mod:`lds_toolkit.experiments` (runner; ``reproduce``, ``list_experiments`` and ``run_script`` are
-loaded on first use so that ``import lds_toolkit`` does not import matplotlib).
+loaded on first use, so that ``import lds_toolkit`` does not import the experiment machinery).
+An :class:`~lds_toolkit.systems.LDS` is a ``control.StateSpace``, so ``import lds_toolkit``
+imports python-control (which imports matplotlib without selecting a backend).
 """
 
 from ._version import __version__

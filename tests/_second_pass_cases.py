@@ -53,7 +53,10 @@ def _numpy_cases():
         ("LDS complex A", lambda: L.LDS([[1j]], [[1.0]], [[1.0]]), ["A"]),
         ("LDS empty A", lambda: L.LDS(np.zeros((0, 0)), np.zeros((0, 1)), np.zeros((1, 0))),
          ["A"]),
-        ("simulate u 1-D", lambda: L.simulate(SYS, np.ones(8)), ["u"]),
+        # a 1-D u is python-control's single-input convention (issue 25): refused for two inputs
+        ("simulate u 1-D, two inputs",
+         lambda: L.simulate(L.LDS(0.5 * np.eye(2), np.eye(2), np.eye(2), dt=1.0), np.ones(8)),
+         ["u", "single-input"]),
         ("simulate u wrong d_in", lambda: L.simulate(SYS, np.ones((8, 2))), ["u", "d_in"]),
         ("simulate u empty", lambda: L.simulate(SYS, np.ones((0, 1))), ["u"]),
         ("simulate u inf", lambda: L.simulate(SYS, np.array([[1.0], [inf]])), ["u"]),
@@ -166,8 +169,9 @@ def _numpy_cases():
         # ------------------------------------------------------------------- control
         ("continuous_lyapunov unstable",
          lambda: L.continuous_lyapunov(np.eye(2), np.eye(2)), ["A"]),
-        ("continuous_lyapunov M not symmetric",
-         lambda: L.continuous_lyapunov(-np.eye(2), [[1.0, 2.0], [0.0, 1.0]]), ["M"]),
+        # a non-symmetric M is solved since issue 25 (the solution is unique for a stable A)
+        ("continuous_lyapunov M not square",
+         lambda: L.continuous_lyapunov(-np.eye(2), np.ones((2, 3))), ["M"]),
         ("continuous_lyapunov convention",
          lambda: L.continuous_lyapunov(-np.eye(2), np.eye(2), convention="x"),
          ["convention"]),

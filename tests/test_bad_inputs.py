@@ -177,5 +177,5 @@ def test_streaming_learner_names_the_step_where_the_loss_became_infinite():
     with pytest.raises(LearnerDivergedError, match="non-finite at step t=10") as stream:
         for t in range(40):
             learner.predict_one(u[t])
-            learner.learn_one(y[t])
+            learner.learn_one(u[t], y[t])
     assert stream.value.step == batch.value.step == 10

@@ -157,10 +157,28 @@ def check_lyapunov_etc_nss(stdout: str, figs: Path) -> None:
     assert abs(num["loglog_slope"] - 1) < 0.05  # 0.9997
 
 
+def check_python_control(stdout: str, figs: Path) -> None:
+    """Tutorial 5 (quick: 300 training steps; measured values in the comments)."""
+    out = summary(stdout)
+    num = {k: float(v) for k, v in out.items() if v not in ("True", "False")}
+    flag = {k: v == "True" for k, v in out.items() if v in ("True", "False")}
+    assert sorted(p.name for p in figs.iterdir()) == [
+        "tutorial05_bode.png", "tutorial05_response.png"]
+    # python-control runs the layer's export to the layer's own output (7e-16)
+    assert num["export_error"] < 1e-8
+    # every discretisation equals control.sample_system (1.5e-14), lyap with
+    # convention="control" equals ct.lyap (3e-16)
+    assert num["discretisation_agreement"] < 1e-10 and num["lyapunov_agreement"] < 1e-12
+    # the S4D learned the plant (fresh input: 0.052; frequency response 0.026 of the peak)
+    assert num["plant_fit_error"] < 0.2 and num["bode_error"] < 0.2
+    assert num["etc_events"] > 0 and flag["etc_bound_holds"] and flag["certificate_satisfied"]
+
+
 CHECKS = {"01_lds_and_memory": check_lds_and_memory,
           "02_spectral_filtering": check_spectral_filtering,
           "03_lyapunov_etc_nss": check_lyapunov_etc_nss,
-          "04_control_meets_ml": check_control_meets_ml}
+          "04_control_meets_ml": check_control_meets_ml,
+          "05_python_control": check_python_control}
 
 
 @pytest.mark.parametrize("script", TUTORIALS, ids=IDS)

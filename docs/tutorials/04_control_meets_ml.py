@@ -44,6 +44,7 @@ from lds_toolkit.control import ETCSystem, LyapunovRule, simulate_etc
 from lds_toolkit.learning import LearnerDivergedError
 from lds_toolkit.neural import S4, train
 from lds_toolkit.neural.tasks import SequenceTask
+from lds_toolkit.systems import S4Recursion
 
 QUICK = os.environ.get("LDS_TUTORIAL_QUICK", "0") not in ("", "0")
 SAVE_DIR = os.environ.get("LDS_TUTORIAL_SAVE_FIGURES")
@@ -220,15 +221,18 @@ show(fig, "tutorial04_online")
 #
 # The layer is `S4(1, 16, activation="identity", output_linear=False)`: one channel, and
 # without the activation and the output map it *is* its SSM, $u \mapsto \bar K * u + Du$,
-# so the system exported in section 4 is the whole learned map. `S4.from_lds(true_sys)`
-# builds the exact solution as a layer; it reproduces the targets to round-off, which checks
-# the mapping above in code.
+# so the system exported in section 4 is the whole learned map.
+# `S4.from_lds(S4Recursion(A, B, C))` builds the exact solution as a layer (an `S4Recursion`
+# says "read these matrices with the S4 recursion"; a plain `LDS` would be read with the
+# standard one); it reproduces the targets to round-off, which checks the mapping above in
+# code.
 
 # %%
 stream = SequenceTask(inputs=u_train[None, :-1], targets=y_train[None, 1:],
                       mask=np.ones((1, T - 1), bool), eval_mask=np.ones((1, T - 1), bool),
                       name="lds-stream")
-exact = S4.from_lds(true_sys, activation="identity", output_linear=False)  # float64
+true_as_s4 = S4Recursion(true_sys.A, true_sys.B, true_sys.C)  # (A, B, C, 0) read by S4
+exact = S4.from_lds(true_as_s4, activation="identity", output_linear=False)  # float64
 with torch.no_grad():
     exact_out = exact(torch.from_numpy(stream.inputs)).numpy()
 exact_err = float(np.max(np.abs(exact_out - stream.targets)) / np.max(np.abs(stream.targets)))
@@ -248,24 +252,28 @@ assert fit.status == "completed", fit.divergence
 # %% [markdown]
 # ## 4. The trained layer is an LDS
 #
-# `s4.to_lds()` exports the SSM as a real `LDS` $(\bar A_r, \bar B_r, C_r, D)$ with `dt = 1`:
-# each complex mode $\bar\lambda = a + ib$ becomes a $2\times2$ block
+# `s4.s4_recursion()` gives the layer's recursion as real matrices $(\bar A_r, \bar B_r, C_r, D)$
+# with `dt = 1`: each complex mode $\bar\lambda = a + ib$ becomes a $2\times2$ block
 # $\begin{bmatrix}a & -b\\ b & a\end{bmatrix}$ on the coordinates
-# $(\mathrm{Re}\,x, \mathrm{Im}\,x)$, so the real system has `D_STATE` = 16 states. It is meant
-# for the S4 recursion: `simulate(learned, u, output="s4")` gives the layer's output.
-# `s4.to_lds(continuous=True)` is the system **before** discretisation,
+# $(\mathrm{Re}\,x, \mathrm{Im}\,x)$, so the real system has `D_STATE` = 16 states.
+# `s4.to_lds()` exports the same recursion as an `LDS` (a `control.StateSpace`) in the
+# standard convention, $(\bar A_r, \bar B_r, C_r\bar A_r, D + C_r\bar B_r)$ with the state
+# $s_k = x_{k-1}$, so `simulate(learned, u)` (and python-control's `forced_response`) gives the
+# layer's output. `s4.to_lds(continuous=True)` is the system **before** discretisation,
 # $(\Delta A_c, \Delta B_c, C, D)$ with time measured in samples, so that the layer's
-# discretisation at step 1, `s4_bilinear(learned_c, 1.0)`, gives the discrete system back.
+# discretisation at step 1, `discretize(learned_c, 1.0, "s4-bilinear")`, gives `to_lds()`
+# back.
 
 # %%
 learned = s4.to_lds()
 learned_c = s4.to_lds(continuous=True)
-bridge_err = float(np.max(np.abs(lt.simulate(learned, u_test[:-1], output="s4").y - pred_test)))
-redisc = lt.s4_bilinear(learned_c, 1.0)
-redisc_err = float(max(np.max(np.abs(redisc.A - learned.A)), np.max(np.abs(redisc.B - learned.B))))
+bridge_err = float(np.max(np.abs(lt.simulate(learned, u_test[:-1]).y - pred_test)))
+redisc = lt.discretize(learned_c, 1.0, "s4-bilinear")
+redisc_err = float(max(np.max(np.abs(getattr(redisc, m) - getattr(learned, m))) for m in "ABCD"))
 print(learned)
-print(f"simulate(to_lds(), u, output='s4') against the layer's output: max error {bridge_err:.1e}")
-print(f"s4_bilinear(to_lds(continuous=True), 1) against to_lds(): max error {redisc_err:.1e}")
+print(f"simulate(to_lds(), u) against the layer's output: max error {bridge_err:.1e}")
+print(f"discretize(to_lds(continuous=True), 1, 's4-bilinear') against to_lds(): max error "
+      f"{redisc_err:.1e}")
 
 # %% [markdown]
 # ## 5. The learned system against the true one
@@ -275,8 +283,10 @@ print(f"s4_bilinear(to_lds(continuous=True), 1) against to_lds(): max error {red
 # The learned modes come in complex pairs (S4D-Lin starts with $\mathrm{Im}\,A_c = \pi n$), the
 # true ones are real.
 #
-# **Impulse response.** Both systems are read with the S4 recursion, so their responses to
-# $u = (1, 0, 0, \dots)$ are $h_l = CA^lB$ (true) and $C\bar A^l\bar B + D[l=0]$ (layer): the
+# **Impulse response.** Both systems are read as the S4 recursion (the true one through
+# `S4Recursion(A, B, C)`, the layer's through `to_lds()`, its standard realisation), so their
+# responses to $u = (1, 0, 0, \dots)$ are $h_l = CA^lB$ (true) and
+# $C\bar A^l\bar B + D[l=0]$ (layer): the
 # coefficient of $u_{t-l}$ in the prediction of $y_{t+1}$. Algorithm 1's estimate is the
 # running sum of section 2 (it has taps only up to $T$). The layer was fitted on $T - 1$
 # positions: beyond $l = T$ its response is an extrapolation by its modes.
@@ -284,8 +294,8 @@ print(f"s4_bilinear(to_lds(continuous=True), 1) against to_lds(): max error {red
 # **Memory.** `memory_length(sys, eps)` is the number of taps that carry a fraction
 # $1 - \varepsilon$ of the response's energy $\sum_l h_l^2$ (computed from Gramians, however
 # long). It counts the taps of the standard convention ($h_0 = D$, $h_t = CA^{t-1}B$), so
-# a system meant for the S4 recursion is passed as $(A, B, CA, D + CB)$, whose standard taps
-# are the S4 ones.
+# the S4 reading of the true system is passed as `S4Recursion(A, B, C).to_lds()`, i.e.
+# $(A, B, CA, CB)$, whose standard taps are the S4 ones; `to_lds()` already is that form.
 #
 # **Lyapunov certificate.** `discrete_certificate(sys)` solves $A^\top P A - P = -I$ and reports
 # the smallest $\rho$ with $A^\top P A \preceq \rho^2 P$ for that $P$: along every free trajectory
@@ -306,22 +316,16 @@ print("learned modes per region:", learned_map.counts, "— Theorem 5's conditio
 n_lags = 16 * T
 impulse = np.zeros((n_lags, 1))
 impulse[0] = 1.0
-h_true = lt.simulate(true_sys, impulse, output="s4").y[:, 0]
-h_s4 = lt.simulate(learned, impulse, output="s4").y[:, 0]
+h_true = true_as_s4.simulate(impulse).y[:, 0]
+h_s4 = lt.simulate(learned, impulse).y[:, 0]
 impulse_err_T = rel_err(h_s4[:T], h_true[:T])
 impulse_err_16T = rel_err(h_s4, h_true)
 alg1_impulse_err_T = rel_err(h_alg1, h_true[:T])
 print(f"relative impulse-response error over the first T taps: S4D {impulse_err_T:.3g}, "
       f"Algorithm 1 {alg1_impulse_err_T:.3g}; S4D over 16 T taps: {impulse_err_16T:.3g}")
 
-
-def s4_memory(sys, eps=1e-3):
-    """Memory of a system meant for the S4 recursion (see the text)."""
-    return lt.memory_length(lt.LDS(sys.A, sys.B, sys.C @ sys.A, sys.D + sys.C @ sys.B, dt=1.0),
-                            eps)
-
-
-memory_true, memory_learned = s4_memory(true_sys).length, s4_memory(learned).length
+memory_true = lt.memory_length(true_as_s4.to_lds(), 1e-3).length
+memory_learned = lt.memory_length(learned, 1e-3).length
 print(f"memory (99.9 % of the energy): true {memory_true} taps, learned {memory_learned} taps")
 
 cert_true, cert_learned = lt.discrete_certificate(true_sys), lt.discrete_certificate(learned)
@@ -449,7 +453,7 @@ print(f"closed loop: slowest eigenvalue {closed.real.max():.3g} (open loop "
       f"{np.linalg.eigvals(learned_c.A).real.max():.3g}), fastest time constant "
       f"{1 / np.abs(closed.real).max():.3g} samples")
 rule = LyapunovRule(kappa=0.5)
-x_end = lt.simulate(learned, u_train[:-1], output="s4").final_state  # state after the stream
+x_end = lt.simulate(learned, u_train[:-1]).final_state  # s_T = x_{T-1}: after the stream
 etc = simulate_etc(loop, rule, x_end, horizon=float(T), bracket_step=0.05)
 etc_bound_holds = bool(np.all(etc.V <= etc.V_bound * (1 + 1e-9)))
 stats = lt.inter_event_statistics(loop, rule, ETC_RUNS, rng=rng, horizon=float(T),

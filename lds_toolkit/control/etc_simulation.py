@@ -131,6 +131,22 @@ class ETCResult:
             return None
         return bool(np.all(self.V <= self.V_bound * (1 + 1e-9) + 1e-300))
 
+    def to_time_response(self):
+        """The run as python-control's ``TimeResponseData`` on the output grid ``t``: the
+        outputs are the states (state feedback), the inputs ``u(t) = K x(t_i)`` held between
+        events; labelled with the plant's names when the loop was built from a system
+        (``x[i]``, ``u[i]`` otherwise), so ``.plot()`` and ``.to_pandas()`` work."""
+        import control
+
+        names = getattr(self.system, "names", None) or {}
+        n, m = self.x.shape[1], self.u.shape[1]
+        states = names.get("states") or [f"x[{i}]" for i in range(n)]
+        inputs = names.get("inputs") or [f"u[{i}]" for i in range(m)]
+        title = f"Event-triggered loop ({self.n_events} events)"
+        return control.TimeResponseData(
+            self.t, self.x.T, self.x.T, self.u.T, output_labels=states, state_labels=states,
+            input_labels=inputs, title=title, sysname=names.get("name"), plot_inputs=True)
+
     def summary(self) -> dict:
         """The run's numbers in a JSON-friendly dict (events counted as in the module
         docstring: ``t_0 = 0`` excluded)."""

@@ -42,6 +42,12 @@ from .lyapunov import continuous_lyapunov, verify
 __all__ = ["PAPER_PRINTED", "ETCSystem", "paper_system", "printed_matrices_check"]
 
 
+def _plant_names(plant) -> dict:
+    """The names a state-feedback loop keeps of its plant (an LDS): inputs, states, name."""
+    return {"inputs": list(plant.input_labels), "states": list(plant.state_labels),
+            "name": plant.name}
+
+
 _SIGN_HINT = ("ETCSystem uses u = K x (closed loop A + B K), while control.lqr and "
               "control.place return K for u = -K x: pass K = -K_lqr, or build the loop with "
               "ETCSystem.from_lqr(A, B, Q, R)")
@@ -67,6 +73,10 @@ class ETCSystem:
         Eq. 8 certificate. Neither given: ``M = I`` and P solved. Only ``M``: P solved. Only
         ``P``: ``M = -((A+BK)ᵀP + P(A+BK))``, which must be positive definite. Both: they must
         satisfy eq. 8 to a relative residual of ``1e-9``.
+    names : dict, optional
+        The plant's signal names (``inputs``, ``states``, ``name``), taken from the plant when
+        ``A`` is a system (a ``control.StateSpace`` keeps its names); they label
+        :meth:`ETCResult.to_time_response <lds_toolkit.control.ETCResult.to_time_response>`.
 
     Raises
     ------
@@ -83,6 +93,7 @@ class ETCSystem:
     K: np.ndarray | None = None
     P: np.ndarray | None = None
     M: np.ndarray | None = None
+    names: dict | None = None
 
     def __post_init__(self):
         A, B = self.A, self.B
@@ -92,6 +103,8 @@ class ETCSystem:
                                 f"got B as well: {type(B).__name__}")
             plant = require_continuous(A, "plant")
             A, B = plant.A, plant.B
+            if self.names is None:
+                object.__setattr__(self, "names", _plant_names(plant))
         elif B is None:
             raise TypeError("B is required when A is a matrix (or pass the plant as a system: "
                             "ETCSystem(plant, K=K))")
@@ -168,9 +181,10 @@ class ETCSystem:
         import control
 
         check_choice("certificate", certificate, ("lyapunov", "riccati"))
+        names = None
         if args and is_system(args[0]):
             plant = require_continuous(args[0], "sys")
-            A, B, rest = plant.A, plant.B, args[1:]
+            A, B, rest, names = plant.A, plant.B, args[1:], _plant_names(plant)
         else:
             A, B, rest = (args[0], args[1], args[2:]) if len(args) >= 2 else (None, None, ())
         if len(rest) not in (2, 3):
@@ -204,8 +218,8 @@ class ETCSystem:
             if M is not None:
                 raise ValueError("M must be omitted with certificate='riccati' (it is derived "
                                  "from the Riccati solution)")
-            return cls(A, B, K, P=np.asarray(S, dtype=float))
-        return cls(A, B, K, M=M)
+            return cls(A, B, K, P=np.asarray(S, dtype=float), names=names)
+        return cls(A, B, K, M=M, names=names)
 
     @property
     def n(self) -> int:

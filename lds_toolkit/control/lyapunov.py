@@ -29,6 +29,13 @@ Neither scipy nor python-control checks stability: for an unstable ``A`` they re
 (unique, when it exists) solution, which is then indefinite. :func:`continuous_lyapunov` and
 :func:`discrete_lyapunov` refuse such ``A`` instead: with ``M ≻ 0`` a solution ``P ≻ 0``
 exists if and only if ``A`` is Hurwitz (resp. Schur).
+
+``M`` need not be symmetric. For a Hurwitz (resp. Schur) ``A`` the equation has exactly one
+solution for *every* ``M`` (the spectra of ``-Aᵀ`` and ``A`` are disjoint; resp. no
+``λ_i λ_j = 1``), linear in ``M``; a symmetric ``M`` gives the symmetric ``P`` (symmetrised
+and, for ``M ≻ 0``, checked positive definite), a non-symmetric ``M`` the non-symmetric ``P``
+as solved. scipy accepts a non-symmetric right-hand side too; python-control 0.10's
+``lyap``/``dlyap`` refuse it (``ControlArgument: Q must be a symmetric matrix``).
 """
 
 from __future__ import annotations
@@ -50,7 +57,6 @@ from .._validation import (
 )
 from ..systems.lds import as_lds, is_system
 from ._checks import (
-    asymmetry,
     is_positive_definite,
     is_symmetric,
     min_eig_sym,
@@ -101,9 +107,8 @@ def _inputs(A, M, discrete, convention="toolkit"):
     A = _state_matrix("A", A, discrete=discrete)
     n = A.shape[0]
     M = square_like("M", M, n, f"A {A.shape}")
-    if not is_symmetric(M):
-        raise ValueError(f"M must be symmetric; {asymmetry('M', M)}")
-    M = 0.5 * (M + M.T)
+    if is_symmetric(M):
+        M = 0.5 * (M + M.T)
     equation = _EQUATIONS[convention][int(discrete)]
     if convention != "toolkit":  # theirs is ours for Aᵀ; scipy's continuous q is -M
         A = A.T
@@ -113,11 +118,14 @@ def _inputs(A, M, discrete, convention="toolkit"):
 
 
 def _finish(P, M, what):
-    P = 0.5 * (P + P.T)
+    """Symmetrise ``P`` for a symmetric ``M`` and check it (finite; ``P ≻ 0`` if ``M ≻ 0``)."""
+    symmetric = is_symmetric(M)
+    if symmetric:
+        P = 0.5 * (P + P.T)
     if not np.all(np.isfinite(P)):
         raise ValueError(f"the {what} Lyapunov solve returned non-finite entries; A is "
                          "numerically too close to the stability boundary")
-    if is_positive_definite(M) and not is_positive_definite(P):
+    if symmetric and is_positive_definite(M) and not is_positive_definite(P):
         raise ValueError(f"the {what} Lyapunov solution is not positive definite in floating "
                          f"point (smallest eigenvalue {min_eig_sym(P):g}); A is too close to "
                          "the stability boundary for this M")
@@ -134,7 +142,8 @@ def continuous_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
         Hurwitz matrix (every eigenvalue has a negative real part), e.g. the closed loop
         ``A + B K`` of eq. 7. A system stands for its ``A``.
     M : array_like, shape (n, n)
-        Symmetric right-hand side (eq. 8's M). ``M ≻ 0`` gives ``P ≻ 0``.
+        Right-hand side (eq. 8's M). ``M ≻ 0`` gives ``P ≻ 0``; a non-symmetric ``M`` gives
+        the unique non-symmetric solution (module docstring).
     convention : {"toolkit", "control", "scipy"}
         ``"toolkit"``: ``AᵀP + PA = -M``. ``"control"``: ``A X + X Aᵀ + M = 0``, the same
         as ``control.lyap(A, M)``. ``"scipy"``: ``A X + X Aᵀ = M``, the same as
@@ -143,13 +152,13 @@ def continuous_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
     Returns
     -------
     P : ndarray, shape (n, n)
-        The unique symmetric solution; for the toolkit's convention
+        The unique solution (symmetric when M is); for the toolkit's convention
         ``P = ∫_0^∞ e^{Aᵀ s} M e^{A s} ds``.
 
     Raises
     ------
     ValueError
-        If shapes disagree, M is not symmetric, A is a discrete-time system, or A is not
+        If shapes disagree, A is a discrete-time system, or A is not
         Hurwitz (then no positive-definite P exists for ``M ≻ 0``, and the solution that
         scipy would return is indefinite or does not exist).
 
@@ -179,7 +188,8 @@ def discrete_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
     A : array_like, shape (n, n), or a discrete-time LDS / control.StateSpace
         Schur-stable matrix (spectral radius < 1). A system stands for its ``A``.
     M : array_like, shape (n, n)
-        Symmetric right-hand side; ``M ≻ 0`` gives ``P ≻ 0``.
+        Right-hand side; ``M ≻ 0`` gives ``P ≻ 0``; a non-symmetric ``M`` gives the unique
+        non-symmetric solution (module docstring).
     convention : {"toolkit", "control", "scipy"}
         ``"toolkit"``: ``AᵀPA - P = -M``. ``"control"`` and ``"scipy"``:
         ``A X Aᵀ - X + M = 0``, the same as ``control.dlyap(A, M)`` and
@@ -188,12 +198,13 @@ def discrete_lyapunov(A: ArrayLike | SystemLike, M: ArrayLike, *,
     Returns
     -------
     P : ndarray, shape (n, n)
-        The unique symmetric solution; for the toolkit's convention ``P = Σ_k (Aᵀ)^k M A^k``.
+        The unique solution (symmetric when M is); for the toolkit's convention
+        ``P = Σ_k (Aᵀ)^k M A^k``.
 
     Raises
     ------
     ValueError
-        If shapes disagree, M is not symmetric, A is a continuous-time system, or ρ(A) >= 1.
+        If shapes disagree, A is a continuous-time system, or ρ(A) >= 1.
 
     Notes
     -----

@@ -40,9 +40,12 @@ l_t(M) = ||yhat_t - y_t||^2; online gradient descent (OGD) updates::
 where x_{t,i} in R^{d_in} is the filtered input of block i and eta_t is the t-th step size
 (t counted from 1): ``"constant"`` eta_t = lr, ``"inv_sqrt"`` eta_t = lr / sqrt(t).
 
-Two interfaces give the same numbers (to round-off): streaming ``predict_one(u_t)`` then
-``learn_one(y_t)`` (like river), and batch ``fit_predict(u, y)`` (features by FFT
-convolution, the OGD loop in numba).  Data from :func:`lds_toolkit.systems.simulate` with
+Two interfaces give the same numbers (to round-off): streaming with river's contract,
+``predict_one(u_t)`` (the prediction of y_t; it changes nothing) then ``learn_one(u_t, y_t)``
+(the update), which works on a cold learner (the first ``learn_one`` sizes d_in and d_out;
+values may be numbers, 1-D arrays or river's dicts), and batch ``fit_predict(u, y)``
+(features by FFT convolution, the OGD loop in numba), which also leaves the streaming state
+at the end of the stream.  Data from :func:`lds_toolkit.systems.simulate` with
 ``output="lengen"`` follow this convention (with D = 0 it is the same as ``"standard"``).
 """
 
@@ -56,6 +59,7 @@ import numpy as np
 
 from .._validation import as_float_array, check_choice, check_fits_in_memory, check_int
 from ._kernels import ar_part, lagged_features, ogd_loop
+from ._river import SignalCodec
 from .filters import spectral_filters
 
 __all__ = [
@@ -206,7 +210,8 @@ class OnlineLearner(ABC):
 
     # -------------------------------------------------------------- streaming
     def reset(self, d_in: int, d_out: int):
-        """Start a fresh stream with input/output dimensions ``d_in``, ``d_out``."""
+        """Start a fresh stream with input/output dimensions ``d_in``, ``d_out`` (optional:
+        the first ``learn_one`` sizes a cold learner)."""
         d_in = check_int("d_in", d_in)
         d_out = check_int("d_out", d_out)
         taps, coefs, radius, _ = self._validated()
@@ -219,27 +224,18 @@ class OnlineLearner(ABC):
         self._buf = np.zeros((2 * L, d_in))  # ring buffer, each input stored twice
         self._pos = 0
         self._yhist = np.zeros((max(len(coefs), 1), d_out))  # y_{t-1}, y_{t-2}, ...
-        self._pending = None
+        self._codecs = (SignalCodec("x", "u_t"), SignalCodec("y", "y_t"))
+        self._codecs[0].clear(d_in)
+        self._codecs[1].clear(d_out)
         return self
 
-    def _check_started(self):
-        if not hasattr(self, "coef_"):
-            raise RuntimeError(f"{type(self).__name__}: call reset(d_in, d_out) or fit_predict "
-                               "before predict_one")
+    def _started(self) -> bool:
+        return hasattr(self, "coef_")
 
-    def _begin_step(self, u_t) -> np.ndarray:
-        """Checks of ``predict_one``: started, no pending step; returns u_t validated."""
-        self._check_started()
-        if self._pending is not None:
-            raise RuntimeError("predict_one called twice without learn_one in between")
-        return _as_vector("u_t", u_t, self.d_in_)
-
-    def _end_step(self, y_t) -> np.ndarray:
-        """Checks of ``learn_one``: a pending prediction; returns y_t validated."""
-        self._check_started()
-        if self._pending is None:
-            raise RuntimeError("learn_one called before predict_one for this step")
-        return _as_vector("y_t", y_t, self.d_out_)
+    def _cold_dims(self) -> tuple[int, int] | None:
+        """``(d_in, d_out)`` a cold learner can size itself with before any data (none for
+        learners that learn both from the stream)."""
+        return None
 
     def _push_input(self, u_t: np.ndarray):
         L = self._taps.shape[0]
@@ -253,21 +249,15 @@ class OnlineLearner(ABC):
         window = self._buf[self._pos : self._pos + L]  # u_{t-L} .. u_{t-1}, oldest first
         return self._taps_rev.T @ window  # (m, d_in)
 
-    def predict_one(self, u_t) -> np.ndarray:
-        """Receive u_t and return the prediction of y_t (which uses u_{t-1}, ..., not u_t)."""
-        u_t = self._begin_step(u_t)
+    def _predict_now(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(features x_t, prediction yhat_t)`` from the history u_{<t}, y_{<t}."""
         x = self._features_now()
         base = sum((c * self._yhist[j] for j, c in enumerate(self._coefs)),
                    np.zeros(self.d_out_))
-        pred = base + np.einsum("ioa,ia->o", self.coef_, x)
-        self._push_input(u_t)
-        self._pending = (x, pred)
-        return pred.copy()
+        return x, base + np.einsum("ioa,ia->o", self.coef_, x)
 
-    def learn_one(self, y_t):
-        """Reveal y_t: suffer ||yhat_t - y_t||^2 and take one projected OGD step."""
-        y_t = self._end_step(y_t)
-        x, pred = self._pending
+    def _advance(self, u_t: np.ndarray, y_t: np.ndarray, x: np.ndarray, pred: np.ndarray):
+        """Suffer the loss of ``pred`` on ``y_t``, take the OGD step, store u_t and y_t."""
         err = pred - y_t
         with np.errstate(over="ignore", invalid="ignore"):
             loss = float(err @ err)  # the loss, as the batch path checks it: ||err||^2 may
@@ -280,11 +270,51 @@ class OnlineLearner(ABC):
             over = nrm > self._r
             M[over] *= (self._r / nrm[over])[:, None, None]
             self.coef_ = M
+        self._push_input(u_t)
         self.n_updates_ += 1
         self._yhist = np.roll(self._yhist, 1, axis=0)
         self._yhist[0] = y_t
-        self._pending = None
-        return self
+
+    def predict_one(self, x):
+        """river's ``predict_one``: the prediction of y_t, given the input ``x`` = u_t.
+
+        The prediction uses the history u_{<t}, y_{<t} only (module docstring), so ``x`` is
+        validated but does not enter it, and nothing changes: calling it twice gives the same
+        value. ``x`` is a number, a 1-D array or a dict of numbers (as river passes features).
+        The prediction comes back in the form the targets came in (a float for scalar
+        targets, a dict for dict targets, else an array of shape (d_out,)); a cold learner
+        (no target seen yet) predicts ``0.0``, as every learner here predicts yhat_0 = 0.
+        """
+        if not self._started():
+            dims = self._cold_dims()
+            if dims is None:
+                SignalCodec("x", "u_t").encode(x)  # the value is checked even when cold
+                return 0.0
+            self.reset(*dims)
+        self._codecs[0].encode(x)
+        return self._codecs[1].decode(self._predict_now()[1])
+
+    def learn_one(self, x, y=None):
+        """river's ``learn_one``: reveal the pair (u_t, y_t) = (``x``, ``y``) of step t.
+
+        Predicts y_t from the history (as :meth:`predict_one`), suffers
+        ||yhat_t - y_t||^2, takes one projected OGD step and appends u_t, y_t to the
+        history. A cold learner sizes itself (d_in, d_out) from the first pair. ``x`` and
+        ``y`` are numbers, 1-D arrays or dicts of numbers. Streaming ``predict_one(u_t)``
+        then ``learn_one(u_t, y_t)`` over a stream gives the numbers of :meth:`fit_predict`.
+        Returns None, as river's learners do.
+        """
+        if y is None:
+            raise TypeError("learn_one(x, y) takes the input u_t and the target y_t of one "
+                            "step, as river's learners do (the former learn_one(y_t) after "
+                            "predict_one(u_t) is now learn_one(u_t, y_t))")
+        if not self._started():
+            self.reset(*(self._cold_dims() or (SignalCodec("x", "u_t").encode(x).size,
+                                               SignalCodec("y", "y_t").encode(y).size)))
+        codec_x, codec_y = self._codecs
+        u_t, y_t = codec_x.encode(x), codec_y.encode(y)
+        feats, pred = self._predict_now()
+        self._advance(u_t, y_t, feats, pred)
 
     # ------------------------------------------------------------------ batch
     def fit_predict(self, u, y) -> np.ndarray:
@@ -322,6 +352,7 @@ class OnlineLearner(ABC):
         self.losses_ = loss
         # leave the streaming state at the end of the stream
         self.n_updates_ = n
+        self._codecs[0].kind = self._codecs[1].kind = "array"
         L = self._taps.shape[0]
         idx = np.arange(max(0, n - L), n)  # the last L inputs, as L pushes would store them
         self._buf[idx % L] = u[idx]
@@ -486,20 +517,19 @@ class LDSOracle(OnlineLearner):
         self._u_prev = np.zeros(d_in)  # u_{t-1}
         return self
 
-    def predict_one(self, u_t):
-        u_t = self._begin_step(u_t)
+    def _cold_dims(self):
+        system, _ = self._check_system()
+        return system.n_inputs, system.n_outputs
+
+    def _predict_now(self):
         s = self.system
-        pred = s.C @ self._state + s.D @ self._u_prev
+        return np.zeros((0, self.d_in_)), s.C @ self._state + s.D @ self._u_prev
+
+    def _advance(self, u_t, y_t, x, pred):
+        s = self.system
         self._state = s.A @ self._state + s.B @ u_t  # x_{t+1}
         self._u_prev = u_t
-        self._pending = (np.zeros((0, self.d_in_)), pred)
-        return pred.copy()
-
-    def learn_one(self, y_t):
-        self._end_step(y_t)
-        self._pending = None
         self.n_updates_ += 1
-        return self
 
     def fit_predict(self, u, y):
         from ..systems import simulate
@@ -514,6 +544,7 @@ class LDSOracle(OnlineLearner):
         # continue after the stream: x_n and u_{n-1}
         self._state = res.final_state.copy()
         self._u_prev = u[-1].copy()
+        self._codecs[0].kind = self._codecs[1].kind = "array"
         return pred
 
 

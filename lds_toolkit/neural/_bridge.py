@@ -25,6 +25,7 @@ continuous ones by inverting the layer's discretisation at step ``Δ``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
@@ -32,6 +33,7 @@ import scipy.sparse.csgraph
 import torch
 
 from ..systems.lds import LDS, as_lds
+from ..systems.s4_recursion import S4Recursion
 from ..systems.simulate import MODAL_FORCED_MAX_COND, modal_form
 
 
@@ -62,28 +64,61 @@ def real_realisation(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
     return real_block_diag(a), interleave(b), interleave(2 * c.conj())
 
 
-def assemble_lds(A, B, C, D, channel: int | None, dt: float | None) -> LDS:
-    """One channel's SISO :class:`LDS`, or (``channel=None``) the block-diagonal system with
-    ``H`` inputs and outputs, from per-channel real ``A (H, N, N), B (H, N), C (H, N), D (H,)``."""
-    if channel is not None:
-        h = channel
-        return LDS(A[h], B[h][:, None], C[h][None, :], [[D[h]]], dt=dt)
-    H, N = B.shape
-    Ab = np.zeros((H * N, H * N))
-    Bb = np.zeros((H * N, H))
-    Cb = np.zeros((H, H * N))
-    for h in range(H):
-        sl = slice(h * N, (h + 1) * N)
-        Ab[sl, sl] = A[h]
-        Bb[sl, h] = B[h]
-        Cb[h, sl] = C[h]
-    return LDS(Ab, Bb, Cb, np.diag(D), dt=dt)
+class ChannelBlocks(NamedTuple):
+    """Per-channel real ``A (H, N, N), B (H, N), C (H, N), D (H,)`` of a layer, and the names
+    of its channels; assembled into one block-diagonal system with ``H`` inputs and outputs
+    (channel ``h`` on states ``h N .. (h+1) N - 1``)."""
+
+    A: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+    D: np.ndarray
+    names: dict
+
+    def matrices(self):
+        H, N = self.B.shape
+        Ab = np.zeros((H * N, H * N))
+        Bb = np.zeros((H * N, H))
+        Cb = np.zeros((H, H * N))
+        for h in range(H):
+            sl = slice(h * N, (h + 1) * N)
+            Ab[sl, sl] = self.A[h]
+            Bb[sl, h] = self.B[h]
+            Cb[h, sl] = self.C[h]
+        return Ab, Bb, Cb, np.diag(self.D)
+
+    def lds(self, dt) -> LDS:
+        """The block-diagonal system as an :class:`LDS` with timebase ``dt``."""
+        return LDS(*self.matrices(), dt=dt, **self.names)
+
+    def s4_recursion(self) -> S4Recursion:
+        """The block-diagonal matrices as the S4 recursion, one sample per step."""
+        return S4Recursion(*self.matrices(), dt=1.0)
+
+
+def s4_form(obj, owner: str):
+    """A system given to ``from_lds`` as an LDS whose discrete matrices are read with the S4
+    recursion: an :class:`S4Recursion` as it is, a discrete LDS / ``control.StateSpace`` (the
+    standard recursion, what ``to_lds()`` exports) through :meth:`S4Recursion.from_lds`, a
+    continuous one unchanged."""
+    if isinstance(obj, S4Recursion):
+        return LDS(obj.A_bar, obj.B_bar, obj.C, obj.D, dt=obj.dt)
+    system = as_lds(obj)
+    if system.is_continuous:
+        return system
+    try:
+        rec = S4Recursion.from_lds(system)
+    except ValueError as exc:
+        raise ValueError(f"{owner}: {exc}") from None
+    return LDS(rec.A_bar, rec.B_bar, rec.C, rec.D, dt=rec.dt)
 
 
 # ----------------------------------------------------------------------------- inverse
 
 
 def _is_system(obj) -> bool:
+    if isinstance(obj, S4Recursion):
+        return True
     try:
         as_lds(obj)
     except TypeError:
@@ -95,7 +130,7 @@ def _channel_systems(system, owner: str):
     """``(systems, H)``: a list of (A, B, C, D) SISO-or-MIMO pieces and the channel count.
     Each system may be an LDS or a ``control.StateSpace``."""
     if _is_system(system):
-        system = as_lds(system)
+        system = s4_form(system, owner)
         if system.n_inputs != system.n_outputs:
             raise ValueError(
                 f"{owner}: system must have as many inputs as outputs (one per channel), got "
@@ -106,9 +141,9 @@ def _channel_systems(system, owner: str):
         pieces = []
         for i, s in enumerate(system):
             if not _is_system(s):
-                raise TypeError(f"{owner}: system[{i}] must be an LDS or a control.StateSpace, "
-                                f"got {type(s).__name__}")
-            s = as_lds(s)
+                raise TypeError(f"{owner}: system[{i}] must be an LDS, a control.StateSpace or an "
+                                f"S4Recursion, got {type(s).__name__}")
+            s = s4_form(s, owner)
             if (s.n_inputs, s.n_outputs) != (1, 1):
                 raise ValueError(
                     f"{owner}: system[{i}] must be single-input single-output (one channel), "
@@ -120,8 +155,8 @@ def _channel_systems(system, owner: str):
             raise ValueError(f"{owner}: the systems must be all discrete or all continuous")
         return pieces, len(pieces)
     raise TypeError(
-        f"{owner}: system must be an LDS (or control.StateSpace) or a non-empty sequence of "
-        f"single-channel ones, got {type(system).__name__}"
+        f"{owner}: system must be an LDS (or control.StateSpace, or S4Recursion) or a "
+        f"non-empty sequence of single-channel ones, got {type(system).__name__}"
     )
 
 
@@ -162,11 +197,6 @@ def diagonal_modes(system, *, disc: str, dt: float, owner: str):
     for piece in pieces:
         A, B, C, D = piece.A, piece.B, piece.C, piece.D
         chans = np.arange(offset, offset + B.shape[1])
-        off_diag = D - np.diag(np.diag(D))
-        if np.any(off_diag != 0):
-            raise ValueError(f"{owner}: D must be diagonal (each channel's output sees only its "
-                             "own input)")
-        d[chans] = np.diag(D)
         n_comp, labels = scipy.sparse.csgraph.connected_components(
             scipy.sparse.csr_matrix(A != 0), directed=True, connection="weak"
         )
@@ -202,6 +232,11 @@ def diagonal_modes(system, *, disc: str, dt: float, owner: str):
             lam[int(chans[h])].extend(lam_k[keep])
             bs[int(chans[h])].extend(np.asarray(bt, dtype=np.complex128)[keep])
             cs[int(chans[h])].extend(np.asarray(ct, dtype=np.complex128)[keep])
+        off_diag = D - np.diag(np.diag(D))  # after the states: coupled states say more
+        if np.any(off_diag != 0):
+            raise ValueError(f"{owner}: D must be diagonal (each channel's output sees only its "
+                             "own input)")
+        d[chans] = np.diag(D)
         offset += B.shape[1]
     discrete = pieces[0].is_discrete
     out_lam, out_b = [], []

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._bridge import assemble_lds
+from ._bridge import ChannelBlocks
 from ._fftconv import causal_conv, compute_dtype
 from ._init import Seed, seeded
 from ._validation import (
@@ -221,7 +221,8 @@ class SSMBase(nn.Module):
 
     # --- the layer as a linear dynamical system -----------------------------------------------
     def to_lds(self, channel: int | None = None, *, continuous: bool = False, rate: float = 1.0):
-        """The SSM as a real :class:`lds_toolkit.systems.LDS` (float64).
+        """The SSM as a real :class:`lds_toolkit.systems.LDS` (float64) that python-control and
+        ``lds_toolkit.simulate`` run to the layer's own output.
 
         Parameters
         ----------
@@ -230,23 +231,45 @@ class SSMBase(nn.Module):
             (default) the block-diagonal system with ``H`` inputs and outputs (``H N`` states,
             channel ``h`` on states ``h N .. (h+1) N - 1``).
         continuous : bool
-            Return the continuous-time system before discretisation instead (``dt=None``).
+            Return the continuous-time system before discretisation instead (``dt = 0``).
         rate : float
             Step multiplier, as in ``forward``.
 
         Returns
         -------
         LDS
-            **Discrete** (``dt = 1``, one sample): ``(Ā, B̄, C, D)`` for the S4 recursion
-            ``x_k = Ā x_{k-1} + B̄ u_k``, ``y_k = C x_k + D u_k``; simulate it with
-            ``lds_toolkit.simulate(sys, u, output="s4")`` to get the layer's SSM output.
+            **Discrete** (``dt = 1``, one sample): the standard realisation
+            ``(Ā, B̄, C Ā, D + C B̄)`` of the layer's S4 recursion (state ``s_k = x_{k-1}``),
+            so ``control.forced_response(sys, T, U)`` and ``lds_toolkit.simulate(sys, u)``
+            (standard convention) give the SSM output ``K̄ * u + D u``. The S4 matrices
+            themselves are :meth:`s4_recursion`, a different type on purpose.
             **Continuous**: ``(Δ A, Δ B, C, D)`` with time measured in samples (``Δ = Δ_h ·
             rate``, different per channel), so that the layer's discretisation at step 1
-            gives the discrete system back: ``lds_toolkit.s4_bilinear(sys, 1.0)`` for
-            ``disc="bilinear"`` and ``lds_toolkit.discretize(sys, 1.0, "zoh")`` for ``"zoh"``.
+            gives the discrete system back: ``lds_toolkit.discretize(sys, 1.0,
+            "s4-bilinear")`` for ``disc="bilinear"``; for ``disc="zoh"``,
+            ``S4Recursion(*discretize(sys, 1.0, "zoh") matrices).to_lds()``.
             States are real, interleaving ``(Re z_n, Im z_n)`` of the layer's complex state
-            (``lds_toolkit.neural._bridge`` gives the transformation).
+            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: inputs
+            ``u[h]``, outputs ``y[h]`` of the channels.
         """
+        blocks = self._export(channel, continuous, rate)
+        if continuous:
+            return blocks.lds(dt=0)
+        return blocks.s4_recursion().to_lds(**blocks.names)
+
+    def s4_recursion(self, channel: int | None = None, *, rate: float = 1.0):
+        """The layer's S4 recursion ``x_k = Ā x_{k-1} + B̄ u_k``, ``y_k = C x_k + D u_k`` as an
+        :class:`lds_toolkit.systems.S4Recursion` (``dt = 1``; ``channel`` and ``rate`` as in
+        :meth:`to_lds`). Not an ``LDS``: python-control would read these matrices with its
+        standard recursion, a different system. ``.simulate(u)`` runs it; ``.to_lds()`` is
+        :meth:`to_lds`. The states ``x_k`` are the layer's states in real coordinates."""
+        return self._export(channel, False, rate).s4_recursion()
+
+    def _export_names(self, channel):
+        hs = range(self.d_model) if channel is None else [channel]
+        return {"inputs": [f"u[{h}]" for h in hs], "outputs": [f"y[{h}]" for h in hs]}
+
+    def _export(self, channel, continuous, rate):
         name = type(self).__name__
         if channel is not None:
             channel = check_int(channel, "channel", name, minimum=0)
@@ -261,10 +284,7 @@ class SSMBase(nn.Module):
             Ar, Br, Cr = (to_numpy(t) for t in self._real_blocks(continuous, rate))
             d = to_numpy(self.D.to(torch.float64))
         sl = slice(None) if channel is None else slice(channel, channel + 1)
-        return assemble_lds(
-            Ar[sl], Br[sl], Cr[sl], d[sl], None if channel is None else 0,
-            None if continuous else 1.0,
-        )
+        return ChannelBlocks(Ar[sl], Br[sl], Cr[sl], d[sl], self._export_names(channel))
 
     def _real_blocks(self, continuous: bool, rate: float):
         """float64 ``(A (H, N, N), B (H, N), C (H, N))`` of the continuous (times ``Δ rate``)

@@ -281,15 +281,17 @@ class DiagonalSSM(SSMBase):
 
         Parameters
         ----------
-        system : LDS or sequence of LDS (``control.StateSpace`` accepted for either)
+        system : LDS, S4Recursion or a sequence of them (``control.StateSpace`` accepted)
             A diagonalisable :class:`lds_toolkit.systems.LDS` with one input and output per
             channel, realised so that each channel is separate (``A`` block-diagonal up to a
             permutation, each block driven by one input and read by the same output, ``D``
             diagonal — what :meth:`to_lds` returns); or a list of single-input single-output
             systems, one per channel. A **continuous** system is taken in the layer's time
             unit (``A`` becomes the layer's ``A``, discretised at step ``dt``); a **discrete**
-            one is read with the S4 convention (``simulate(..., output="s4")``) and its
-            eigenvalues are mapped back through ``disc`` at step ``dt`` (bilinear:
+            one is read with the standard recursion (python-control's, what :meth:`to_lds`
+            exports; ``A`` must be invertible) and an :class:`lds_toolkit.systems.S4Recursion`
+            (what :meth:`s4_recursion` exports) with the S4 recursion; discrete eigenvalues
+            are mapped back through ``disc`` at step ``dt`` (bilinear:
             ``λ = (2/Δ)(λ_d - 1)/(λ_d + 1)``; zoh: ``λ = log(λ_d)/Δ``, principal branch).
         disc : ``"bilinear"`` or ``"zoh"``, the layer's discretisation.
         dt : the layer's step ``Δ`` (default 1: time measured in samples, as :meth:`to_lds`).
@@ -436,8 +438,10 @@ class S4(nn.Module):
     computation follows the input's dtype (parameters are cast; half precision runs the FFT in
     float32) and must be on the parameters' device.
 
-    Bridge: ``to_lds()`` exports the SSM part as an :class:`lds_toolkit.systems.LDS`,
-    ``S4.from_lds(system)`` builds a layer whose SSM is a given system.
+    Bridge: ``to_lds()`` exports the SSM part as an :class:`lds_toolkit.systems.LDS` (a
+    ``control.StateSpace`` that python-control simulates to the SSM output), ``s4_recursion()``
+    as the S4 matrices (:class:`lds_toolkit.systems.S4Recursion`), and ``S4.from_lds(system)``
+    builds a layer whose SSM is a given system.
     """
 
     def __init__(
@@ -528,9 +532,17 @@ class S4(nn.Module):
 
     def to_lds(self, channel: int | None = None, *, continuous: bool = False, rate: float = 1.0):
         """The SSM part ``u -> K̄ * u + D u`` (before activation and output map) as an
-        :class:`lds_toolkit.systems.LDS`; see :meth:`DiagonalSSM.to_lds
-        <lds_toolkit.neural.DiagonalSSM.to_lds>` for the conventions."""
+        :class:`lds_toolkit.systems.LDS` that python-control simulates to the layer's SSM
+        output; see :meth:`DiagonalSSM.to_lds <lds_toolkit.neural.DiagonalSSM.to_lds>` for the
+        conventions."""
         return self.ssm.to_lds(channel, continuous=continuous, rate=rate)
+
+    def s4_recursion(self, channel: int | None = None, *, rate: float = 1.0):
+        """The SSM part's S4 recursion ``x_k = Ā x_{k-1} + B̄ u_k``, ``y_k = C x_k + D u_k`` as
+        an :class:`lds_toolkit.systems.S4Recursion` (not a system python-control would read
+        correctly); see :meth:`DiagonalSSM.s4_recursion
+        <lds_toolkit.neural.DiagonalSSM.s4_recursion>`."""
+        return self.ssm.s4_recursion(channel, rate=rate)
 
     @classmethod
     def from_lds(

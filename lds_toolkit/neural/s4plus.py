@@ -206,7 +206,7 @@ class S4Plus(S4):
         from the *adjusted* input ``u_adj = smr(x)`` to ``K̄ * u_adj + D u_adj``. SMR is a
         nonlinear (input-dependent) pre-filter ``u_adj_k = x_k σ(b + Σ_j w_j x_{k-τ+1+j})``
         and is not part of the system; the layer's SSM output is
-        ``simulate(layer.to_lds(), layer.smr(x), output="s4")``."""
+        ``simulate(layer.to_lds(), layer.smr(x))`` (or ``control.forced_response`` of it)."""
         return super().to_lds(channel, continuous=continuous, rate=rate)
 
     def initial_state(self, batch: int, dtype: torch.dtype | None = None, device=None):

@@ -1,5 +1,7 @@
-"""Linear dynamical systems: the model, discretisation, eigenvalue regions, random factories,
-simulation (numba cores, batched), and analyses of a system (eigenvalue map, memory)."""
+"""Linear dynamical systems: the model (an :class:`LDS` is a ``control.StateSpace``),
+discretisation, S4's recursion as its own type, eigenvalue regions, random factories,
+simulation (numba cores, batched; conversions to python-control and pandas in ``_interop``),
+and analyses of a system (eigenvalue map, memory)."""
 
 from .analysis import EigenvalueMap, MemoryLength, eigenvalue_map, memory_length
 from .continuous import simulate_continuous
@@ -8,6 +10,7 @@ from .lds import LDS, as_lds
 from .random import draw_eigenvalues, random_lds, random_stable_lds
 from .realization import era, hankel_matrix, impulse_fit_error
 from .regions import EigenvalueRegions, Interval, eigenvalue_regions
+from .s4_recursion import S4Recursion
 from .simulate import (
     OUTPUT_CONVENTIONS,
     ModalCertificate,
@@ -25,6 +28,7 @@ __all__ = [
     "MemoryLength",
     "ModalCertificate",
     "OUTPUT_CONVENTIONS",
+    "S4Recursion",
     "SimulationDivergedError",
     "SimulationResult",
     "as_lds",

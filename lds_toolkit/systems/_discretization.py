@@ -3,17 +3,26 @@
 The transforms and their index conventions are documented in
 :mod:`lds_toolkit.systems.discretize`, the public module; this one holds the matrix
 computations so that both :meth:`LDS.discretize` and :func:`~lds_toolkit.systems.discretize`
-use them without importing each other.
+use them without importing each other. Where scipy or python-control implement a transform
+(first-order hold, the generalised bilinear family, pole-zero matching) this module checks
+the arguments and calls them; zero-order hold and Tustin are computed here (the same
+arithmetic as scipy's, with the overflow and singularity checks below).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.signal
 
 from .._validation import check_choice, check_finite_result, check_real
 
-METHODS = ("zoh", "bilinear", "tustin")
+#: Every ``method=`` of :func:`~lds_toolkit.systems.discretize`: python-control's
+#: (``sample_system``/``c2d``) and S4's bilinear recursion in a standard realisation.
+METHODS = ("zoh", "foh", "bilinear", "tustin", "gbt", "euler", "backward_diff", "matched",
+           "s4-bilinear")
+#: The weight α of the generalised bilinear transform that each named method fixes.
+GBT_ALPHA = {"euler": 0.0, "bilinear": 0.5, "tustin": 0.5, "backward_diff": 1.0}
 
 
 def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
@@ -34,20 +43,36 @@ def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, n
             check_finite_result("B_d", E[:n, n:], cause))
 
 
-def bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
-    n = A.shape[0]
-    I = np.eye(n)
-    M_inv = I - 0.5 * dt * A
+def _check_gbt_invertible(A: np.ndarray, dt: float, alpha: float) -> None:
+    """``ValueError`` when ``I - α dt A`` is (numerically) singular: A has an eigenvalue at
+    ``1/(α dt)``, where the generalised bilinear map is undefined."""
+    if alpha == 0.0:
+        return
+    M_inv = np.eye(A.shape[0]) - alpha * dt * A
     with np.errstate(over="ignore", invalid="ignore"):
         cond = np.linalg.cond(M_inv) if np.all(np.isfinite(M_inv)) else np.inf
     if not cond < 1.0 / np.finfo(float).eps:
+        pole = 1.0 / (alpha * dt)
         lam = np.linalg.eigvals(A)
-        near = lam[np.argmin(np.abs(lam - 2.0 / dt))] if np.all(np.isfinite(lam)) else np.nan
+        near = lam[np.argmin(np.abs(lam - pole))] if np.all(np.isfinite(lam)) else np.nan
+        if alpha == 0.5:
+            matrix, at, what = "I - dt/2 A", "2/dt", "the bilinear (Tustin) map"
+        else:
+            matrix, at, what = (f"I - {alpha:g} dt A", f"1/({alpha:g} dt)",
+                                f"the generalised bilinear map with alpha={alpha:g}")
         raise ValueError(
-            f"dt={dt:g} makes I - dt/2 A singular (condition number {cond:.3g}): A has an "
-            f"eigenvalue {complex(near):.6g} at or near 2/dt = {2.0 / dt:.6g}, where the "
-            "bilinear (Tustin) map is undefined; choose another dt")
-    lu = scipy.linalg.lu_factor(M_inv)
+            f"dt={dt:g} makes {matrix} singular (condition number {cond:.3g}): A has an "
+            f"eigenvalue {complex(near):.6g} at or near {at} = {pole:.6g}, where {what} is "
+            "undefined; choose another dt")
+
+
+def bilinear_core(A: np.ndarray, B: np.ndarray, dt: float):
+    """``(lu, A_d, B_d)`` of Tustin with M = (I - A dt/2)^{-1}: A_d = M (I + A dt/2),
+    B_d = M B dt, and the LU factors of I - A dt/2 (for C M)."""
+    _check_gbt_invertible(A, dt, 0.5)
+    n = A.shape[0]
+    I = np.eye(n)
+    lu = scipy.linalg.lu_factor(I - 0.5 * dt * A)
     Ad = scipy.linalg.lu_solve(lu, I + 0.5 * dt * A)
     Bd = scipy.linalg.lu_solve(lu, dt * B)
     cause = f"dt={dt:g} makes the bilinear discretisation overflow float64; use a smaller dt"
@@ -67,21 +92,90 @@ def sample_time(dt) -> float:
     return dt
 
 
+def _options(method: str, dt: float, alpha, prewarp_frequency) -> tuple[float | None, float]:
+    """Check ``alpha`` and ``prewarp_frequency`` against ``method``; return (α or None, the
+    step the transform uses: ``dt``, or the prewarped ``2 tan(ω dt/2)/ω``)."""
+    a: float | None
+    if method == "gbt":
+        if alpha is None:
+            raise ValueError("method='gbt' needs alpha, the weight in [0, 1] of the generalised "
+                             "bilinear transform (0: euler, 0.5: tustin, 1: backward_diff)")
+        a = check_real("alpha", alpha, low=0.0, high=1.0)
+    elif alpha is not None:
+        raise ValueError(f"alpha is only used by method='gbt', got alpha={alpha!r} with "
+                         f"method={method!r}")
+    else:
+        a = GBT_ALPHA.get(method)
+    step = dt
+    if prewarp_frequency is not None:
+        if a != 0.5 or method == "s4-bilinear":
+            raise ValueError("prewarp_frequency needs method='bilinear'/'tustin' (or 'gbt' with "
+                             f"alpha=0.5), got method={method!r}"
+                             + (f" with alpha={a:g}" if method == "gbt" else ""))
+        w = check_real("prewarp_frequency", prewarp_frequency, low=0.0, low_inclusive=False)
+        if not w * dt < np.pi:
+            raise ValueError(f"prewarp_frequency must be below the Nyquist frequency pi/dt = "
+                             f"{np.pi / dt:.6g} rad per time unit, got {w:g}")
+        step = 2.0 * np.tan(w * dt / 2.0) / w
+    return a, step
+
+
+def _matched(A, B, C, D, dt):
+    """Pole-zero matching (python-control's ``TransferFunction.sample(method="matched")``) of a
+    single-input single-output system, realised by python-control's ``tf2ss``."""
+    import control
+
+    if B.shape[1] != 1 or C.shape[0] != 1:
+        raise ValueError("method='matched' (pole-zero matching) is defined for single-input "
+                         f"single-output systems (as in python-control), got {B.shape[1]} "
+                         f"inputs and {C.shape[0]} outputs")
+    # the transfer function from the system's poles, zeros and DC gain (ss2tf's polynomials
+    # carry round-off in the leading coefficients that scipy then warns about)
+    ss = control.StateSpace(A, B, C, D, 0)
+    poles, zeros = np.linalg.eigvals(A), control.zeros(ss)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = complex(np.squeeze(ss.dcgain()))
+        unit = complex(np.prod(-zeros) / np.prod(-poles))  # DC gain of the monic zpk form
+    if not (np.isfinite(gain) and np.isfinite(unit) and unit != 0):
+        raise ValueError("method='matched' fixes the gain by the DC gain, which is infinite or "
+                         "zero for this system (a pole or a zero at s = 0); use another method")
+    tf = control.zpk(zeros, poles, (gain / unit).real)
+    ssd = control.tf2ss(tf.sample(dt, method="matched"))
+    return (np.asarray(ssd.A, float), np.asarray(ssd.B, float), np.asarray(ssd.C, float),
+            np.asarray(ssd.D, float))
+
+
 def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, dt,
-                        method: str = "zoh"):
+                        method: str = "zoh", *, alpha: float | None = None,
+                        prewarp_frequency: float | None = None):
     """(A_d, B_d, C_d, D_d) of a continuous system (A, B, C, D) sampled with step ``dt``.
 
-    ``method="zoh"``: A_d = e^{A dt}, B_d = ∫_0^dt e^{A s} ds B, C_d = C, D_d = D.
-    ``method="bilinear"`` (alias ``"tustin"``), with M = (I - A dt/2)^{-1}:
-    A_d = M (I + A dt/2), B_d = M B dt, C_d = C M, D_d = D + C M B dt/2.
-    ``dt`` is checked (> 0, not a bool) and ``method`` named in the error when unknown.
+    The equations are in :mod:`lds_toolkit.systems.discretize`. ``dt`` is checked (> 0, not a
+    bool), ``method`` named in the error when unknown, ``alpha`` and ``prewarp_frequency``
+    refused where the method does not use them.
     """
     dt = sample_time(dt)
     check_choice("method", method, METHODS)
+    a, step = _options(method, dt, alpha, prewarp_frequency)
     if method == "zoh":
         Ad, Bd = zoh_matrices(A, B, dt)
         return Ad, Bd, C, D
-    lu, Ad, Bd = bilinear_core(A, B, dt)
-    Cd = scipy.linalg.lu_solve(lu, C.T, trans=1).T  # C M
-    Dd = D + 0.5 * (C @ scipy.linalg.lu_solve(lu, dt * B))
-    return Ad, Bd, Cd, Dd
+    if method == "matched":
+        return _matched(A, B, C, D, dt)
+    if method in ("bilinear", "tustin", "s4-bilinear"):
+        lu, Ad, Bd = bilinear_core(A, B, step)
+        if method == "s4-bilinear":  # x_k = Ā x_{k-1} + B̄ u_k, y_k = C x_k + D u_k, realised
+            return Ad, Bd, C @ Ad, D + C @ Bd  # with s_k = x_{k-1}
+        Cd = scipy.linalg.lu_solve(lu, C.T, trans=1).T  # C M
+        Dd = D + 0.5 * (C @ scipy.linalg.lu_solve(lu, step * B))
+        return Ad, Bd, Cd, Dd
+    if method == "foh":
+        Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), dt, method="foh")
+    else:  # gbt, euler, backward_diff
+        assert a is not None  # GBT_ALPHA names these methods' weight
+        _check_gbt_invertible(A, step, a)
+        Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), step, method="gbt",
+                                                       alpha=a)
+    cause = f"dt={dt:g} makes the {method} discretisation overflow float64; use a smaller dt"
+    return tuple(check_finite_result(name, np.asarray(m, dtype=float), cause)
+                 for name, m in zip(("A_d", "B_d", "C_d", "D_d"), (Ad, Bd, Cd, Dd)))

@@ -1,23 +1,57 @@
-r"""Discretisation of continuous-time systems: zero-order hold and bilinear (Tustin).
+r"""Discretisation of continuous-time systems: every method of python-control's
+``sample_system``/``c2d``, and S4's bilinear recursion.
 
-``method="tustin"`` is an alias of ``"bilinear"`` (python-control's ``sample_system`` and
-scipy's ``cont2discrete`` accept both names for the same transform).
+=====================  ===============================================================
+``method=``            transform (python-control's name; who computes it)
+=====================  ===============================================================
+``"zoh"``              zero-order hold (ours: one matrix exponential, overflow checked)
+``"foh"``              first-order hold (``scipy.signal.cont2discrete``)
+``"bilinear"``         Tustin; ``"tustin"`` is the same transform; ``prewarp_frequency``
+                       supported (ours, singularity checked)
+``"gbt"``              generalised bilinear transform with weight ``alpha`` in [0, 1]
+                       (scipy); ``prewarp_frequency`` with ``alpha = 0.5``
+``"euler"``            forward difference, gbt with α = 0 (scipy)
+``"backward_diff"``    backward difference, gbt with α = 1 (scipy)
+``"matched"``          pole-zero matching, single-input single-output systems only
+                       (python-control's ``TransferFunction.sample``, realised by its
+                       ``tf2ss``: the states are new coordinates)
+``"s4-bilinear"``      S4's recursion (below) in a standard realisation, so that python-control
+                       and ``simulate`` run it as S4 does
+=====================  ===============================================================
 
-Index conventions (they differ, and tests pin each one):
+The results equal ``control.sample_system(sys, dt, method, alpha=..., prewarp_frequency=...)``
+matrix for matrix (to round-off; ``matched`` to python-control's own ``tf2ss`` realisation).
+A ``control.StateSpace`` in gives a ``control.StateSpace`` out, an :class:`LDS` an
+:class:`LDS`; the input, output and state names are kept (not the state names for
+``matched``) and the system name gets python-control's ``$sampled`` suffix.
+
+Index conventions (they differ, and tests pin each one). All but the last are read with the
+standard recursion ``x_{k+1} = A_d x_k + B_d u_k``, ``y_k = C_d x_k + D_d u_k``.
 
 ``method="zoh"`` — exact for inputs held constant on [k·dt, (k+1)·dt)::
 
-    A_d = e^{A dt},   B_d = ∫_0^dt e^{A s} ds B,   C_d = C,   D_d = D
-    x_{k+1} = A_d x_k + B_d u_k,   y_k = C_d x_k + D_d u_k,   x_k = x(k·dt)
+    A_d = e^{A dt},   B_d = ∫_0^dt e^{A s} ds B,   C_d = C,   D_d = D,   x_k = x(k·dt)
 
-``method="bilinear"`` — Tustin, identical to ``scipy.signal.cont2discrete(method="bilinear")``
-and ``control.sample_system(method="bilinear")``, with M = (I - A dt/2)^{-1}::
+``method="foh"`` — exact for inputs interpolated linearly between samples (scipy's
+realisation, whose state is x(k·dt) - Γ₂ u_k)::
+
+    A_d = Φ,   B_d = Γ₁ + (Φ - I) Γ₂,   C_d = C,   D_d = D + C Γ₂,
+    Φ = e^{A dt},   Γ₁ = ∫_0^dt e^{A s} ds B,   Γ₂ = (1/dt) ∫_0^dt e^{A s} (dt - s) ds B
+
+``method="gbt"`` with weight α, M = (I - α dt A)^{-1} (``"euler"`` α = 0, ``"bilinear"``
+α = ½, ``"backward_diff"`` α = 1)::
+
+    A_d = M (I + (1-α) dt A),   B_d = M B dt,   C_d = C M,   D_d = D + α C B_d
+
+``method="bilinear"`` (Tustin, α = ½), identical to ``scipy.signal.cont2discrete(method=
+"bilinear")`` and ``control.sample_system(method="bilinear")``, with M = (I - A dt/2)^{-1}::
 
     A_d = M (I + A dt/2),   B_d = M B dt,   C_d = C M,   D_d = D + C M B dt/2
-    x_{k+1} = A_d x_k + B_d u_k,   y_k = C_d x_k + D_d u_k
 
     Its transfer function is H(s) evaluated at s = (2/dt)(z-1)/(z+1). The state here is a
-    half-step-shifted internal variable, not x(k·dt).
+    half-step-shifted internal variable, not x(k·dt). With ``prewarp_frequency=ω`` the
+    transform uses the step ``2 tan(ω dt/2)/ω`` in place of ``dt`` (the sample time stays
+    ``dt``), so that the discrete response at e^{iω dt} equals the continuous one at iω.
 
 :func:`s4_bilinear` — the bilinear form used by S4 (S4++ paper eqs. 3–6)::
 
@@ -30,51 +64,90 @@ and ``control.sample_system(method="bilinear")``, with M = (I - A dt/2)^{-1}::
     Ā, B̄ as Tustin, but C is not transformed and the input is not delayed, so the
     input–output map differs: starting at rest, the Tustin output equals the average of two
     consecutive S4 outputs, ``y^tustin_k = (y^s4_k + y^s4_{k-1}) / 2`` (with ``D = 0``), i.e.
-    H_tustin(z) = (z+1)/2 · C (zI - Ā)^{-1} B̄. Get the matrices with :func:`s4_bilinear`
-    and simulate them with ``simulate(sys, u, output="s4")``.
+    H_tustin(z) = (z+1)/2 · C (zI - Ā)^{-1} B̄. :func:`s4_bilinear` returns these matrices,
+    to be simulated with ``simulate(sys, u, output="s4")`` (python-control would read them
+    with the standard recursion: a different system).
+
+``method="s4-bilinear"`` — the same S4 recursion, realised for the standard recursion with the
+state s_k = x_{k-1}::
+
+    A_d = Ā,   B_d = B̄,   C_d = C Ā,   D_d = D + C B̄
+
+    so ``control.forced_response`` and ``simulate(sys, u)`` give S4's outputs.
 """
 
 from __future__ import annotations
 
-from ._discretization import METHODS, bilinear_core, sample_time, zoh_matrices
+import control
+
+from .._typing import SystemLike
+from ._discretization import GBT_ALPHA, METHODS, bilinear_core, sample_time, zoh_matrices
 from .lds import LDS, require_continuous
 
-__all__ = ["METHODS", "discretize", "s4_bilinear", "zoh_matrices"]
+__all__ = ["GBT_ALPHA", "METHODS", "discretize", "s4_bilinear", "zoh_matrices"]
 
 
-def discretize(system: LDS, dt: float, method: str = "zoh") -> LDS:
-    """Discretise a continuous-time :class:`LDS` with sample time ``dt``.
+def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
+               alpha: float | None = None,
+               prewarp_frequency: float | None = None) -> SystemLike:
+    """Discretise a continuous-time system with sample time ``dt`` (as
+    ``control.sample_system``).
 
     Parameters
     ----------
     system : LDS or control.StateSpace
-        Continuous-time system (a ``StateSpace`` with ``dt = 0`` is converted by
-        :meth:`LDS.from_statespace`).
+        Continuous-time system (``dt = 0``).
     dt : float
         Sample time, > 0.
-    method : {"zoh", "bilinear", "tustin"}
-        Zero-order hold or Tustin (``"tustin"`` and ``"bilinear"`` are the same transform, as
-        in ``control.sample_system``); see the module docstring for the equations and index
-        conventions. For S4's variant use :func:`s4_bilinear`.
+    method : {"zoh", "foh", "bilinear", "tustin", "gbt", "euler", "backward_diff", "matched", \
+"s4-bilinear"}
+        The transform; see the module docstring for the equations, index conventions and
+        which library computes each. ``"tustin"`` and ``"bilinear"`` are the same transform.
+    alpha : float in [0, 1], optional
+        The weight of ``method="gbt"`` (required there, refused elsewhere).
+    prewarp_frequency : float, optional
+        ω > 0 below the Nyquist frequency π/dt, for ``"bilinear"``/``"tustin"`` (or ``"gbt"``
+        with α = ½): the discrete response at e^{iω dt} then equals the continuous one at iω.
 
     Returns
     -------
-    LDS
-        Discrete system with ``dt`` set (``.to_statespace()`` gives python-control's object).
+    LDS or control.StateSpace
+        The discrete system (``dt`` set): a ``control.StateSpace`` when ``system`` is a plain
+        ``control.StateSpace``, an :class:`LDS` when it is an :class:`LDS`; signal names kept.
+
+    Raises
+    ------
+    ValueError
+        A discrete system, ``dt <= 0``, an unknown method, an option the method does not use,
+        a singular ``I - α dt A``, a matrix exponential that overflows, or ``"matched"`` on a
+        multi-input or multi-output system or one with a pole at 0.
+
+    Examples
+    --------
+    >>> import control as ct
+    >>> G = ct.ss([[-1.0]], [[1.0]], [[1.0]], [[0.0]], inputs="u", outputs="y")
+    >>> Gd = discretize(G, 0.1, "foh")
+    >>> type(Gd).__name__, Gd.input_labels, Gd.output_labels
+    ('StateSpace', ['u'], ['y'])
     """
-    return require_continuous(system).discretize(dt, method=method)
+    sysd = require_continuous(system).discretize(dt, method, alpha=alpha,
+                                                  prewarp_frequency=prewarp_frequency)
+    if isinstance(system, control.StateSpace) and not isinstance(system, LDS):
+        return sysd.to_statespace()
+    return sysd
 
 
-def s4_bilinear(system: LDS, dt: float) -> LDS:
+def s4_bilinear(system: SystemLike, dt: float) -> LDS:
     """S4's bilinear discretisation (S4++ paper eqs. 3–6): Ā, B̄ as Tustin, C and D unchanged.
 
     The returned :class:`LDS` is meant for the recursion ``x_k = Ā x_{k-1} + B̄ u_k``,
     ``y_k = C x_k + D u_k`` (input enters the state in the same step): simulate it with
-    ``simulate(sys, u, output="s4")``. Simulating it with the standard convention is a
-    different system, see the module docstring. ``system`` may be a continuous-time
-    ``control.StateSpace``.
+    ``simulate(sys, u, output="s4")``. Simulating it with the standard convention (or giving it
+    to python-control) is a different system, see the module docstring; for a system that
+    python-control runs as S4 does, use ``discretize(system, dt, "s4-bilinear")``. ``system``
+    may be a continuous-time ``control.StateSpace``; the signal names are kept.
     """
     system = require_continuous(system)
     dt = sample_time(dt)
     _, Ad, Bd = bilinear_core(system.A, system.B, dt)
-    return LDS(Ad, Bd, system.C, system.D, dt=dt)
+    return LDS(Ad, Bd, system.C, system.D, dt=dt, **system.names())

@@ -1,6 +1,8 @@
-"""The :class:`LDS` type: a validated linear state-space model.
+"""The :class:`LDS` type: a validated linear state-space model that *is* a
+``control.StateSpace``.
 
-Continuous time (``dt is None``; ``dt = 0`` or ``False`` as in python-control is stored as None)::
+Continuous time (``dt = 0``, python-control's value; ``None`` and ``False`` are accepted and
+stored as ``0``)::
 
     dx/dt = A x + B u,        y = C x + D u
 
@@ -11,8 +13,28 @@ uses; the output index convention is chosen where outputs are produced, see
     x_{t+1} = A x_t + B u_t,  y_t = C x_t + D u_t
 
 ``dt = True`` is python-control's "discrete time, sample time unspecified"; it is kept as
-``True`` (not converted to a number) so that it survives the round trip to
-``control.StateSpace``.
+``True`` (not converted to a number).
+
+**Why a subclass of** ``control.StateSpace`` **rather than an object that implements the
+protocol python-control calls.** python-control dispatches on the class: ``forced_response``,
+``step_response``, ``initial_response`` and ``impulse_response`` refuse anything that is not
+an instance of ``StateSpace`` or ``TransferFunction``, and ``feedback``/``series``/
+``interconnect`` call ``StateSpace`` internals. A look-alike object would need every such
+function re-implemented; a subclass gets them all, computed by python-control's own code, so
+``ct.poles(lds)``, ``ct.bode(lds)``, ``ct.feedback(lds, K)`` or ``ct.forced_response(lds, T,
+U)`` give exactly what they give for the equivalent ``StateSpace``. The subclass keeps what
+the toolkit needs: the constructor validates (finite real matrices of matching shapes, a
+valid timebase) *before* python-control's constructor runs, and ``A, B, C, D`` are replaced
+by read-only float64 arrays that the numba cores read directly, so the simulation paths are
+unchanged. What differs from a plain ``StateSpace``: the matrices and ``dt`` cannot be
+reassigned (build a new system with :meth:`LDS.with_matrices`), static systems (no state),
+complex matrices and python-control's ``dt=None`` ("unspecified timebase") are refused, and
+:meth:`LDS.impulse_response` returns Markov parameters (python-control's
+``ct.impulse_response(lds)`` still gives its ``TimeResponseData``). Equality is python-control's
+(identity, so ``ct.interconnect`` treats two equal-valued systems as two systems); compare
+values with :meth:`LDS.equals`. Results of python-control's functions (``feedback``,
+``sample_system``, ``series``, ...) are plain ``StateSpace`` objects, as they would be for a
+``StateSpace``; :func:`as_lds` turns one back into an :class:`LDS` with its signal names.
 
 Every function of the toolkit that takes an :class:`LDS` also takes a ``control.StateSpace``;
 :func:`as_lds` is the one place that converts (through :meth:`LDS.from_statespace`).
@@ -20,19 +42,29 @@ Every function of the toolkit that takes an :class:`LDS` also takes a ``control.
 
 from __future__ import annotations
 
-import sys as _sys
-from dataclasses import dataclass
 from numbers import Real
 
+import control
 import numpy as np
 
-from .._validation import as_float_array, as_matrix, as_square, check_real
+from .._typing import ArrayLike
+from .._validation import as_float_array, as_matrix, as_square, check_choice, check_real
 from ._discretization import discretize_matrices, sample_time
 
+#: Attributes that cannot change after construction (python-control may write an equal value).
+_FROZEN = frozenset({"A", "B", "C", "D", "dt"})
+#: Signal names as python-control takes them: a list of names, one name, or a count.
+SignalNames = list[str] | str | int | None
+#: Values of ``convention=`` of :meth:`LDS.impulse_response`.
+IMPULSE_CONVENTIONS = ("toolkit", "control")
 
-@dataclass(frozen=True, eq=False)
-class LDS:
+
+class LDS(control.StateSpace):
     """A linear dynamical system ``(A, B, C, D)`` in continuous or discrete time.
+
+    A subclass of ``control.StateSpace`` (see the module docstring for why): every
+    python-control function takes it and gives what it gives for the equivalent
+    ``StateSpace``.
 
     Parameters
     ----------
@@ -44,16 +76,22 @@ class LDS:
         Output matrix.
     D : array_like, shape (d_out, d_in), optional
         Feed-through matrix; zeros when omitted.
-    dt : float, True or None, optional
+    dt : float, True, 0 or None, optional
         Timebase, as in python-control except for ``None``:
 
-        * ``None`` (default), ``0`` or ``False``: continuous time (stored as ``None``);
+        * ``0`` (stored), ``None`` (default) or ``False``: continuous time;
         * a float ``> 0``: discrete time with that sample time;
         * ``True``: discrete time with an unspecified sample time (stored as ``True``;
           time vectors then count steps, as python-control does).
 
         python-control's own ``dt=None`` ("timebase not specified") has no counterpart here:
         :meth:`from_statespace` refuses it rather than guess.
+    inputs, outputs, states : list of str, str or int, optional
+        Signal names, as python-control's (``["u"]``, ``"y"``, ...); default ``u[i]``,
+        ``y[i]``, ``x[i]``. Kept by :func:`simulate`, :func:`discretize` and
+        :meth:`with_matrices`.
+    name : str, optional
+        System name (python-control's ``sys[k]`` by default).
 
     Raises
     ------
@@ -64,40 +102,66 @@ class LDS:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> sys = LDS(A=[[0.9]], B=[[1.0]], C=[[1.0]], dt=1.0)
-    >>> sys.is_stable()
-    True
+    >>> import control as ct
+    >>> sys = LDS(A=[[0.9]], B=[[1.0]], C=[[1.0]], dt=1.0, inputs="u", outputs="y")
+    >>> sys.is_stable(), isinstance(sys, ct.StateSpace)
+    (True, True)
+    >>> float(ct.dcgain(sys))
+    10.000000000000002
     """
 
-    A: np.ndarray
-    B: np.ndarray
-    C: np.ndarray
-    D: np.ndarray | None = None
-    dt: float | bool | None = None
-
-    def __post_init__(self):
-        A = as_square("A", self.A)
+    def __init__(self, A: ArrayLike, B: ArrayLike, C: ArrayLike, D: ArrayLike | None = None,
+                 dt: float | bool | None = None, *, inputs: SignalNames = None,
+                 outputs: SignalNames = None, states: SignalNames = None,
+                 name: str | None = None) -> None:
+        A = as_square("A", A)
         n = A.shape[0]
-        B = as_matrix("B", self.B)
+        B = as_matrix("B", B)
         if B.shape[0] != n:
             raise ValueError(f"B must have shape ({n}, d_in) to match A {A.shape}, got {B.shape}")
-        C = as_matrix("C", self.C)
+        C = as_matrix("C", C)
         if C.shape[1] != n:
             raise ValueError(f"C must have shape (d_out, {n}) to match A {A.shape}, got {C.shape}")
-        if self.D is None:
+        if D is None:
             D = np.zeros((C.shape[0], B.shape[1]))
         else:
-            D = as_matrix("D", self.D, shape=(C.shape[0], B.shape[1]))
-        dt = timebase(self.dt)
-        for name, arr in (("A", A), ("B", B), ("C", C), ("D", D)):
+            D = as_matrix("D", D, shape=(C.shape[0], B.shape[1]))
+        dt = timebase(dt)
+        frozen = {}
+        for key, arr in (("A", A), ("B", B), ("C", C), ("D", D)):
             # own copy: validation returns the caller's array when it is already float64,
             # and freezing that would make the caller's array read-only (and sharing it
             # would let later edits change the system)
             arr = np.array(arr, dtype=np.float64, copy=True)
             arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-        object.__setattr__(self, "dt", dt)
+            frozen[key] = arr
+        names = {"inputs": inputs, "outputs": outputs, "states": states, "name": name}
+        for key, count, what in (("inputs", B.shape[1], "columns of B"),
+                                 ("outputs", C.shape[0], "rows of C"), ("states", n, "A's size")):
+            _check_names(key, names[key], count, what)
+        given = {k: v for k, v in names.items() if v is not None}
+        super().__init__(frozen["A"], frozen["B"], frozen["C"], frozen["D"], dt,
+                         remove_useless_states=False, **given)
+        for key, arr in frozen.items():  # python-control's constructor made its own copies
+            object.__setattr__(self, key, arr)
+        object.__setattr__(self, "_lds_frozen", True)
+
+    def __setattr__(self, name, value):
+        if name in _FROZEN and self.__dict__.get("_lds_frozen", False):
+            old = self.__dict__.get(name)
+            same = (old is value or (name == "dt" and (old is True) == (value is True)
+                                     and old == value))
+            if not same:
+                raise AttributeError(f"an LDS is immutable: {name} cannot be reassigned; build "
+                                     f"a new system with with_matrices({name}=...)")
+            return
+        super().__setattr__(name, value)
+
+    def __reduce__(self):
+        # python-control's StateSpace holds closures and does not pickle; an LDS is rebuilt
+        # from its matrices, timebase and names (also what copy.deepcopy and sys.copy() use)
+        return (_rebuild, (np.array(self.A), np.array(self.B), np.array(self.C),
+                           np.array(self.D), self.dt, self.names()))
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -117,8 +181,8 @@ class LDS:
 
     @property
     def is_discrete(self) -> bool:
-        """``dt`` is set (a sample time or ``True``)."""
-        return self.dt is not None
+        """``dt`` is a sample time or ``True``."""
+        return self.dt is True or self.dt != 0
 
     @property
     def sample_time(self) -> float:
@@ -126,14 +190,20 @@ class LDS:
 
         Raises ``ValueError`` for a continuous system.
         """
-        if self.dt is None:
-            raise ValueError("a continuous-time system (dt is None) has no sample time")
+        if not self.is_discrete:
+            raise ValueError("a continuous-time system (dt = 0) has no sample time")
         return 1.0 if self.dt is True else float(self.dt)
 
     @property
     def is_continuous(self) -> bool:
-        """``dt`` is None."""
-        return self.dt is None
+        """``dt`` is 0."""
+        return not self.is_discrete
+
+    def names(self) -> dict:
+        """The signal names as keywords of the constructor: ``{"inputs": [...], "outputs":
+        [...], "states": [...], "name": str}``."""
+        return {"inputs": list(self.input_labels), "outputs": list(self.output_labels),
+                "states": list(self.state_labels), "name": self.name}
 
     # ------------------------------------------------------------ spectrum
     def eigenvalues(self) -> np.ndarray:
@@ -170,23 +240,50 @@ class LDS:
         return self.spectral_abscissa() <= tol
 
     # ---------------------------------------------------------- transforms
-    def discretize(self, dt: float, method: str = "zoh") -> LDS:
-        """Discretise a continuous system; see :func:`lds_toolkit.systems.discretize`."""
+    def discretize(self, dt: float, method: str = "zoh", *, alpha: float | None = None,
+                   prewarp_frequency: float | None = None) -> LDS:
+        """Discretise a continuous system; see :func:`lds_toolkit.systems.discretize`.
+
+        Signal names are kept (state names too, except for ``"matched"``, whose realisation
+        has other states), and the system name gets python-control's ``$sampled`` suffix, as
+        ``control.sample_system`` does."""
         if not self.is_continuous:
-            raise ValueError(f"system must be continuous-time (dt None or 0), got dt={self.dt}")
-        Ad, Bd, Cd, Dd = discretize_matrices(self.A, self.B, self.C, self.D, dt, method)
-        return LDS(Ad, Bd, Cd, Dd, dt=sample_time(dt))
+            raise ValueError(f"system must be continuous-time (dt 0 or None), got dt={self.dt}")
+        Ad, Bd, Cd, Dd = discretize_matrices(self.A, self.B, self.C, self.D, dt, method,
+                                             alpha=alpha, prewarp_frequency=prewarp_frequency)
+        names = self.names()
+        names["name"] = sampled_name(self.name)
+        if method == "matched" or Ad.shape != self.A.shape:
+            names.pop("states")
+        return LDS(Ad, Bd, Cd, Dd, dt=sample_time(dt), **names)
 
-    def impulse_response(self, length: int) -> np.ndarray:
-        """Markov parameters of a discrete system, shape (length, d_out, d_in).
+    def impulse_response(self, length: int | None = None, *,
+                         convention: str = "toolkit") -> np.ndarray:
+        """Impulse response of a discrete system, shape (length, d_out, d_in).
 
-        Entry ``t`` is ``D`` for ``t = 0`` and ``C A^{t-1} B`` for ``t >= 1`` (standard
-        convention ``y_t = C x_t + D u_t``, ``x_0 = 0``).
+        ``convention="toolkit"`` (default): the Markov parameters, the response to a unit
+        *sample* ``u_0 = 1`` (standard convention ``y_t = C x_t + D u_t``, ``x_0 = 0``)::
+
+            h_0 = D,   h_t = C A^{t-1} B   (t >= 1)
+
+        ``convention="control"``: python-control's ``control.impulse_response``, the response
+        to a pulse of unit *area*, ``u_0 = 1/dt`` (``dt = 1`` for ``dt=True``): ``h_t / dt``.
+        ``control.impulse_response(sys, T).outputs`` equals it channel by channel (python-control
+        returns it as ``(d_out, d_in, T)``, and its time axis is ``t = k dt``).
+
+        This overrides python-control's ``StateSpace.impulse_response()`` method (which returns
+        a ``TimeResponseData``); ``control.impulse_response(sys)`` gives that one.
         """
         from .._validation import check_positive_int
 
+        if length is None:
+            raise TypeError("LDS.impulse_response(length) returns the first `length` Markov "
+                            "parameters and needs `length`; python-control's response object "
+                            "is control.impulse_response(sys)")
+        check_choice("convention", convention, IMPULSE_CONVENTIONS)
         if not self.is_discrete:
-            raise ValueError("impulse_response needs a discrete system (dt is None)")
+            raise ValueError("impulse_response needs a discrete system (dt = 0 here); "
+                             "discretize it first, or use control.impulse_response(sys)")
         length = check_positive_int("length", length)
         out = np.empty((length, self.n_outputs, self.n_inputs))
         out[0] = self.D
@@ -194,19 +291,23 @@ class LDS:
         for t in range(1, length):
             out[t] = self.C @ AkB
             AkB = self.A @ AkB
+        if convention == "control":
+            out /= self.sample_time
         return out
 
     # ---------------------------------------------------- python-control
     @classmethod
     def from_statespace(cls, sys) -> LDS:
-        """Build from a ``control.StateSpace``.
+        """Build from a ``control.StateSpace``, keeping its signal and system names.
 
         The timebase follows python-control: ``sys.dt == 0`` is continuous time, ``True``
         discrete with an unspecified step, a float ``> 0`` discrete with that step.
         python-control's ``dt=None`` ("timebase not specified", compatible with both) is
         ambiguous here and raises ``ValueError``: set it first, e.g.
-        ``control.ss(sys, dt=0)``.
+        ``control.ss(sys, dt=0)``. An :class:`LDS` is returned as it is.
         """
+        if isinstance(sys, LDS):
+            return sys
         try:
             A, B, C, D = sys.A, sys.B, sys.C, sys.D
         except AttributeError as exc:
@@ -219,24 +320,48 @@ class LDS:
                 "sys has python-control's timebase dt=None ('not specified': continuous or "
                 "discrete), which is ambiguous; set it first, e.g. control.ss(sys, dt=0) for "
                 "continuous time or control.ss(sys, dt=True) / dt=<sample time> for discrete")
-        return cls(A=A, B=B, C=C, D=D, dt=dt)
+        names = {}
+        if isinstance(sys, control.StateSpace):
+            names = {"inputs": list(sys.input_labels), "outputs": list(sys.output_labels),
+                     "states": list(sys.state_labels), "name": sys.name}
+        return cls(A, B, C, D, dt, **names)
 
     def to_statespace(self):
-        """Convert to ``control.StateSpace`` (continuous: dt = 0; ``dt=True`` is kept)."""
-        import control
-
-        return control.ss(np.array(self.A), np.array(self.B), np.array(self.C),
-                          np.array(self.D), 0 if self.dt is None else self.dt)
+        """A plain ``control.StateSpace`` (python-control's own class) with the same matrices,
+        timebase and names. An :class:`LDS` already is a ``StateSpace``; this is for code
+        that needs exactly that class (or a mutable copy)."""
+        return control.StateSpace(np.array(self.A), np.array(self.B), np.array(self.C),
+                                  np.array(self.D), self.dt, **self.names())
 
     # --------------------------------------------------------------- misc
     def with_matrices(self, **changes) -> LDS:
-        """A copy with some of A, B, C, D, dt replaced."""
+        """A copy with some of A, B, C, D, dt (or the names) replaced; names whose signal
+        count no longer matches are reset to python-control's defaults."""
         kw = {k: getattr(self, k) for k in ("A", "B", "C", "D", "dt")}
-        kw.update(changes)
-        return LDS(**kw)
+        kw.update({k: v for k, v in changes.items() if k in kw})
+        names = self.names()
+        sizes = {"inputs": ("B", 1), "outputs": ("C", 0), "states": ("A", 0)}
+        for key, (mat, axis) in sizes.items():
+            if key not in changes and np.shape(kw[mat])[axis:axis + 1] != (len(names[key]),):
+                names.pop(key)
+        names.update({k: v for k, v in changes.items() if k not in kw})
+        if "name" not in changes:
+            names.pop("name")
+        return LDS(**kw, **names)
+
+    def equals(self, other) -> bool:
+        """Same timebase and exactly equal ``A, B, C, D`` (signal names are not compared).
+
+        ``==`` is python-control's identity, which ``ct.interconnect`` relies on."""
+        if not isinstance(other, control.StateSpace):
+            return False
+        return ((self.dt is True) == (other.dt is True) and self.dt == other.dt
+                and all(np.shape(getattr(self, k)) == np.shape(getattr(other, k))
+                        and np.array_equal(getattr(self, k), getattr(other, k))
+                        for k in ("A", "B", "C", "D")))
 
     def __repr__(self) -> str:
-        if self.dt is None:
+        if not self.is_discrete:
             kind = "continuous"
         elif self.dt is True:
             kind = "discrete, dt=True (unspecified)"
@@ -245,14 +370,31 @@ class LDS:
         return (f"LDS(n={self.n_states}, d_in={self.n_inputs}, d_out={self.n_outputs}, "
                 f"{kind})")
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, LDS):
-            return NotImplemented
-        return ((self.dt is True) == (other.dt is True) and self.dt == other.dt
-                and all(np.array_equal(getattr(self, k), getattr(other, k))
-                        for k in ("A", "B", "C", "D")))
 
-    __hash__ = None
+def _check_names(key: str, value, count: int, what: str) -> None:
+    """Signal names must be as many as the signals (python-control would report a matrix shape
+    mismatch instead)."""
+    if value is None or isinstance(value, int | np.integer) and not isinstance(value, bool):
+        got = count if value is None else int(value)
+    elif isinstance(value, str):
+        got = 1
+    else:
+        got = len(value)
+    if got != count:
+        raise ValueError(f"{key} must name the {count} {key} ({what}), got {got}: {value!r}")
+
+
+def sampled_name(name: str) -> str:
+    """python-control's name of a sampled system: ``name`` with the prefix and suffix of
+    ``control.config.defaults['iosys.sampled_system_name_prefix'/'_suffix']`` ($sampled)."""
+    d = control.config.defaults
+    return (d["iosys.sampled_system_name_prefix"] + name
+            + d["iosys.sampled_system_name_suffix"])
+
+
+def _rebuild(A, B, C, D, dt, names):
+    """Unpickling (and copying) of an :class:`LDS`."""
+    return LDS(A, B, C, D, dt, **names)
 
 
 def as_state_vector(name: str, x, n: int) -> np.ndarray:
@@ -263,13 +405,13 @@ def as_state_vector(name: str, x, n: int) -> np.ndarray:
     return arr
 
 
-def timebase(dt) -> float | bool | None:
-    """Normalise a timebase: None, 0 or False -> None (continuous); True -> True (discrete,
-    unspecified step); a float > 0 -> that float. See :class:`LDS`."""
+def timebase(dt) -> float | bool | int:
+    """Normalise a timebase: None, 0 or False -> 0 (continuous, python-control's value);
+    True -> True (discrete, unspecified step); a float > 0 -> that float. See :class:`LDS`."""
     if dt is None:
-        return None
+        return 0
     if isinstance(dt, bool | np.bool_):
-        return True if dt else None
+        return True if dt else 0
     want = ("dt must be None or 0 (continuous time), True (discrete, unspecified step) or a "
             "finite sample time > 0")
     if not isinstance(dt, Real | np.floating | np.integer):
@@ -277,35 +419,34 @@ def timebase(dt) -> float | bool | None:
     value = float(dt)
     if not (np.isfinite(value) and value >= 0.0):
         raise ValueError(f"{want}, got {value:g}")
-    return None if value == 0.0 else value
+    return 0 if value == 0.0 else value
 
 
 def is_system(value) -> bool:
     """Whether ``value`` is a system object (an :class:`LDS` or a python-control ``LTI``)
     rather than a matrix: functions that take either use it to decide which they got."""
-    if isinstance(value, LDS):
-        return True
-    control = _sys.modules.get("control")
-    return control is not None and isinstance(value, control.LTI)
+    return isinstance(value, LDS | control.LTI)
 
 
 def as_lds(system, name: str = "system") -> LDS:
     """The one conversion of a system argument: an :class:`LDS` is returned as is, a
-    ``control.StateSpace`` converted by :meth:`LDS.from_statespace`; anything else raises
+    ``control.StateSpace`` converted by :meth:`LDS.from_statespace` (names kept); anything
+    else raises
     ``TypeError`` naming ``name``.
     """
     if isinstance(system, LDS):
         return system
-    control = _sys.modules.get("control")  # a StateSpace exists only if control is imported
-    if control is not None:
-        if isinstance(system, control.StateSpace):
-            return LDS.from_statespace(system)
-        if isinstance(system, control.LTI):
-            raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
-                            f"{type(system).__name__}; convert it with control.ss({name}) "
-                            "first (the state-space realisation is then python-control's)")
+    if isinstance(system, control.StateSpace):
+        return LDS.from_statespace(system)
+    if isinstance(system, control.LTI):
+        raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
+                        f"{type(system).__name__}; convert it with control.ss({name}) "
+                        "first (the state-space realisation is then python-control's)")
+    hint = ""
+    if callable(getattr(system, "to_lds", None)):  # an S4Recursion or a layer
+        hint = f"; convert it with {name}.to_lds() first"
     raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
-                    f"{type(system).__name__}")
+                    f"{type(system).__name__}{hint}")
 
 
 def require_continuous(system, name: str = "system") -> LDS:

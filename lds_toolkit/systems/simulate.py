@@ -79,7 +79,7 @@ from .._validation import (
     check_fits_in_memory,
     check_real,
 )
-from . import _paths
+from . import _interop, _paths
 from ._modal import ModalCertificate as ModalCertificate
 from ._modal import ModalForm as ModalForm
 from ._modal import modal_form as modal_form
@@ -152,12 +152,16 @@ class SimulationResult:
         The inputs that were simulated (float64; not a copy when they already were).
     output : str
         The output convention the result was computed with.
+    names : dict or None
+        The simulated system's names (:meth:`LDS.names`: ``inputs``, ``outputs``,
+        ``states``, ``name``); ``None`` when unknown, then ``input_labels`` etc. are
+        python-control's defaults ``u[i]``, ``y[i]``, ``x[i]``.
     """
 
-    __slots__ = ("y", "x", "_final", "method", "t", "u", "output", "certificate")
+    __slots__ = ("y", "x", "_final", "method", "t", "u", "output", "certificate", "names")
 
     def __init__(self, y, x, final_state, method, *, t=None, u=None, output="standard",
-                 certificate=None):
+                 certificate=None, names=None):
         self.y = y
         self.x = x
         self._final = final_state
@@ -166,6 +170,7 @@ class SimulationResult:
         self.u = u
         self.output = output
         self.certificate = certificate
+        self.names = names
 
     @property
     def path(self) -> str:
@@ -178,6 +183,23 @@ class SimulationResult:
             self._final = self._final()
         return self._final
 
+    @property
+    def input_labels(self) -> list[str]:
+        """Names of the input channels (the system's, else ``u[i]``)."""
+        return _interop.labels(self.names, "inputs", "u", self.u.shape[-1] if self.u is not None
+                               else 0)
+
+    @property
+    def output_labels(self) -> list[str]:
+        """Names of the output channels (the system's, else ``y[i]``)."""
+        return _interop.labels(self.names, "outputs", "y", self.y.shape[-1])
+
+    @property
+    def state_labels(self) -> list[str]:
+        """Names of the states (the system's, else ``x[i]``)."""
+        n = self.x.shape[-1] if self.x is not None else self.final_state.shape[-1]
+        return _interop.labels(self.names, "states", "x", n)
+
     def __iter__(self):  # allows ``x, y = simulate(...)``
         yield self.x
         yield self.y
@@ -187,14 +209,15 @@ class SimulationResult:
         return f"SimulationResult(y: {self.y.shape}, x: {xs}, method={self.method!r})"
 
     def to_time_response(self, *, squeeze: bool | None = None, return_x: bool = False):
-        """The result as python-control's ``TimeResponseData``.
+        """The result as python-control's ``TimeResponseData``, with the signal names.
 
         python-control stores signals channel-first: ``resp.t`` has shape (T,), ``resp.y``
         (d_out, T), ``resp.x`` (n, T), ``resp.u`` (d_in, T), i.e. the transposes of ``y``,
         ``x`` and ``u`` here. A result with one batch axis, ``y`` of shape (N, T, d_out),
         becomes a multi-trace response: ``resp.y`` of shape (d_out, N, T). ``resp.outputs``
         etc. apply python-control's squeeze rules (a single-input single-output system drops
-        the channel axis).
+        the channel axis). The labels are the system's signal names (python-control's
+        defaults when the system had none), so ``resp.plot()`` and ``resp.to_pandas()`` work.
 
         The arrays are copied as they are: for ``output="standard"`` they mean what
         ``control.forced_response`` means (``y_t = C x_t + D u_t``, ``x[t] = x_t``); other
@@ -218,28 +241,14 @@ class SimulationResult:
             If the result has more than one batch axis (reshape the inputs first), or was
             built without its time grid and inputs.
         """
-        import control
+        return _interop.time_response(self, squeeze=squeeze, return_x=return_x)
 
-        if self.t is None or self.u is None:
-            raise ValueError("to_time_response needs the time grid and the inputs; this "
-                             "result was built without them")
-        batch = self.y.shape[:-2]
-        if len(batch) > 1:
-            raise ValueError(f"to_time_response supports at most one batch axis (traces), got "
-                             f"batch shape {batch}; reshape u to (-1, T, d_in) first")
-        u = np.broadcast_to(self.u, batch + self.u.shape[-2:])
-        d_in, d_out = u.shape[-1], self.y.shape[-1]
-
-        def channels_first(a):  # (..., T, d) -> (d, ..., T)
-            return None if a is None else np.ascontiguousarray(np.moveaxis(a, -1, 0))
-
-        title = "lds_toolkit simulation"
-        if self.output != "standard":
-            title += f" (output convention {self.output!r})"
-        return control.TimeResponseData(
-            np.array(self.t, dtype=float), channels_first(self.y), channels_first(self.x),
-            channels_first(u), issiso=d_in == 1 and d_out == 1, multi_trace=bool(batch),
-            title=title, return_x=return_x, squeeze=squeeze, plot_inputs=True)
+    def to_pandas(self):
+        """The result as a ``pandas.DataFrame`` (needs pandas): columns ``time`` (and
+        ``trace`` for a batch), then inputs, outputs and states named after the system's
+        signals, one row per time step, as python-control's ``TimeResponseData.to_pandas``.
+        """
+        return _interop.to_pandas(self)
 
 
 def _batched(name, arr, core_ndim, last, batch_shape):
@@ -278,8 +287,10 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     system : LDS or control.StateSpace
         Discrete-time system (``dt`` a sample time or ``True``); a ``StateSpace`` is
         converted by :meth:`LDS.from_statespace`.
-    u : array_like, shape (..., T, d_in)
-        Inputs; leading axes are batch axes.
+    u : array_like, shape (..., T, d_in), or (T,) for a single-input system
+        Inputs; leading axes are batch axes. A 1-D ``u`` of a single-input system is read
+        as (T, 1), as python-control reads it (the outputs keep their channel axis:
+        ``y`` is (T, d_out)).
     x0 : array_like, shape (..., n), optional
         Initial state s_0 (zeros by default), broadcast against the batch axes of ``u``.
     process_noise : array_like (..., T, n) or float, optional
@@ -306,7 +317,8 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
         ``y`` of shape (..., T, d_out), ``x`` of shape (..., T, n) (or None), ``final_state``,
         ``path`` ("modal" or "dense") and ``certificate``.
         Unpacks as ``x, y = simulate(...)``; ``.to_time_response()`` gives python-control's
-        ``TimeResponseData`` (channels first).
+        ``TimeResponseData`` (channels first, labelled with the system's signal names),
+        ``.to_pandas()`` a ``pandas.DataFrame``.
 
     Examples
     --------
@@ -333,8 +345,12 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     return_states = check_bool("return_states", return_states)
 
     u = as_float_array("u", u)
+    if u.ndim == 1 and d_in == 1:  # python-control's convention for single-input systems
+        u = u[:, None]
     if u.ndim < 2:
-        raise ValueError(f"u must have shape (..., T, {d_in}), got {u.shape}")
+        raise ValueError(f"u must have shape (..., T, {d_in})" + (
+            " (a 1-D u is accepted for single-input systems only)" if u.ndim == 1 else "")
+            + f", got {u.shape}")
     if u.shape[-1] != d_in:
         raise ValueError(f"u must have last axis of size d_in={d_in}, got shape {u.shape}")
     T = u.shape[-2]
@@ -391,7 +407,7 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     x = states.reshape(batch_shape + (T, n)) if return_states else None
     return SimulationResult(y=y, x=x, final_state=final, method=path,
                             t=np.arange(T) * system.sample_time, u=u, output=output,
-                            certificate=cert)
+                            certificate=cert, names=system.names())
 
 
 def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states: bool) -> None:

@@ -153,8 +153,15 @@ def test_bad_shapes_and_asymmetric_M():
         continuous_lyapunov(np.ones((2, 3)), np.eye(2))
     with pytest.raises(ValueError, match=r"M must have shape \(2, 2\) to match A"):
         continuous_lyapunov(A, np.eye(3))
-    with pytest.raises(ValueError, match="M must be symmetric"):
-        discrete_lyapunov(0.5 * A, [[1.0, 2.0], [0.0, 1.0]])
+    # a non-symmetric M is solved, not refused (the solution is unique for a Schur A):
+    # vec(AᵀPA) = (Aᵀ ⊗ Aᵀ) vec(P) column-major, solved here by the Kronecker route
+    Ad, M = np.array([[0.5, 0.2], [0.0, -0.3]]), np.array([[1.0, 2.0], [0.0, 1.0]])
+    P = discrete_lyapunov(Ad, M)
+    K = np.kron(Ad.T, Ad.T) - np.eye(4)
+    np.testing.assert_allclose(P, np.linalg.solve(K, -M.ravel(order="F")).reshape(2, 2,
+                                                                                order="F"),
+                               rtol=1e-12)
+    assert not np.allclose(P, P.T)
     with pytest.raises(ValueError, match="finite"):
         continuous_lyapunov(A, [[np.nan, 0], [0, 1]])
 

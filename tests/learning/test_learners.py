@@ -92,11 +92,11 @@ def test_batch_equals_plain_numpy_reference(algorithm, T, k, L, d_in, d_out, r, 
 
 
 def _stream(learner, u, y):
-    learner.reset(u.shape[1], y.shape[1])
+    """river's loop on a cold learner: predict_one(u_t), then learn_one(u_t, y_t)."""
     out = []
     for u_t, y_t in zip(u, y):
-        out.append(learner.predict_one(u_t))
-        learner.learn_one(y_t)
+        out.append(np.broadcast_to(learner.predict_one(u_t), y_t.shape))  # cold: 0.0
+        learner.learn_one(u_t, y_t)
     return np.array(out)
 
 
@@ -119,7 +119,7 @@ def test_streaming_equals_batch(make):
     rest = []
     for u_t, y_t in zip(u[300:], y[300:]):
         rest.append(first.predict_one(u_t))
-        first.learn_one(y_t)
+        first.learn_one(u_t, y_t)
     np.testing.assert_allclose(np.array(rest), pb[300:], rtol=0, atol=1e-10)
     np.testing.assert_allclose(first.coef_, batch.coef_, atol=1e-10)
 
@@ -245,17 +245,20 @@ def test_bad_data():
     with pytest.raises(ValueError, match="y must contain only finite"):
         le.fit_predict(np.zeros((5, 1)), np.full((5, 1), np.inf))
     le.reset(2, 1)
-    with pytest.raises(ValueError, match=r"u_t must have shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"x \(u_t\) must have shape \(2,\)"):
         le.predict_one(np.zeros(3))
-    le.predict_one(np.zeros(2))
-    with pytest.raises(ValueError, match=r"y_t must have shape \(1,\)"):
-        le.learn_one(np.zeros(2))
-    with pytest.raises(RuntimeError, match="predict_one called twice"):
-        le.predict_one(np.zeros(2))
-    with pytest.raises(RuntimeError, match="reset"):
-        SpectralFiltering(horizon=16, k=2).predict_one(np.zeros(1))
-    with pytest.raises(RuntimeError, match="before predict_one"):
-        SpectralFiltering(horizon=16, k=2).reset(1, 1).learn_one(np.zeros(1))
+    assert np.array_equal(le.predict_one(np.zeros(2)), le.predict_one(np.zeros(2)))  # pure
+    with pytest.raises(ValueError, match=r"y \(y_t\) must have shape \(1,\)"):
+        le.learn_one(np.zeros(2), np.zeros(2))
+    with pytest.raises(TypeError, match=r"learn_one\(x, y\) takes the input u_t and the "
+                                        r"target y_t .* now learn_one\(u_t, y_t\)"):
+        le.learn_one(np.zeros(1))
+    with pytest.raises(ValueError, match=r"x \(u_t\) must contain only finite"):
+        SpectralFiltering(horizon=16, k=2).predict_one(np.array([np.nan]))
+    with pytest.raises(ValueError, match=r"x \(u_t\) must have the keys \['a'\]"):
+        cold = SpectralFiltering(horizon=16, k=2)
+        cold.learn_one({"a": 1.0}, 2.0)
+        cold.learn_one({"b": 1.0}, 2.0)
     sys_, u, y = _data(20, 2, 1)
     with pytest.raises(ValueError, match="u must have 2 columns"):
         LDSOracle(sys_).fit_predict(np.zeros((20, 3)), y)

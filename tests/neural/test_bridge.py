@@ -1,7 +1,10 @@
-"""Layer <-> LDS bridge: to_lds / from_lds of S4D, S4+ and DPLR S4 against the numpy simulator
-and the systems module's discretisations; STU's impulse response and its LDS fit."""
+"""Layer <-> LDS bridge: to_lds / s4_recursion / from_lds of S4D, S4+ and DPLR S4 against the
+numpy simulator and the systems module's discretisations; STU's impulse response and its LDS
+fit. (python-control's forced_response on to_lds(): tests/interop/test_layer_exports.py.)"""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -9,7 +12,7 @@ import torch
 
 from lds_toolkit import LDS, discretize, s4_bilinear, simulate
 from lds_toolkit.neural import DPLRSSM, S4, STU, DiagonalSSM, S4Plus
-from lds_toolkit.systems import era, random_stable_lds
+from lds_toolkit.systems import S4Recursion, era, random_stable_lds
 
 from .conftest import dense_hankel_filters, run_step_states
 
@@ -42,16 +45,22 @@ def _u(batch, length, H, seed=0):
 
 
 def _layer_method(layer, sys_c):
-    """The systems module's version of the layer's discretisation, at step 1 (samples)."""
+    """The systems module's version of the layer's discretisation, at step 1 (samples), as the
+    S4 recursion's matrices (an LDS read with output="s4")."""
     if layer.ssm.disc == "bilinear":
         return s4_bilinear(sys_c, 1.0)
     return discretize(sys_c, 1.0, method="zoh")
 
 
+def _as_recursion(held):
+    return S4Recursion(held.A, held.B, held.C, held.D, dt=held.dt)
+
+
 @pytest.mark.parametrize("kwargs", VARIANTS, ids=IDS)
 def test_simulated_lds_equals_layer_ssm_output(kwargs):
-    """simulate(to_lds(), u, output="s4") == the SSM output, multi-channel and per channel,
-    and the simulator's states are the layer's states in real coordinates."""
+    """simulate(to_lds(), u) (standard convention) and s4_recursion().simulate(u) == the SSM
+    output, multi-channel and per channel; the recursion's states are the layer's states in
+    real coordinates, the standard realisation's the same states one step later."""
     layer = _layer(kwargs)
     u = _u(2, 70, 3)
     ut = torch.from_numpy(u)
@@ -60,14 +69,23 @@ def test_simulated_lds_equals_layer_ssm_output(kwargs):
         states = layer.states(ut).numpy()  # (B, L, H, N/2) complex
     sys = layer.to_lds()
     assert sys.is_discrete and (sys.n_inputs, sys.n_outputs, sys.n_states) == (3, 3, 24)
-    res = simulate(sys, u, output="s4")
+    rec = layer.s4_recursion()
+    assert isinstance(rec, S4Recursion) and not isinstance(rec, LDS)
+    res = rec.simulate(u)
     np.testing.assert_allclose(res.y, ref, rtol=0, atol=1e-10)
     real_states = np.stack([states.real, states.imag], -1).reshape(2, 70, 24)
     np.testing.assert_allclose(res.x, real_states, rtol=0, atol=1e-10)
+    std = simulate(sys, u)
+    np.testing.assert_allclose(std.y, ref, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(std.x[:, 1:], real_states[:, :-1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(std.final_state, real_states[:, -1], rtol=0, atol=1e-10)
     for h in range(3):
         one = layer.to_lds(h)
         assert (one.n_inputs, one.n_outputs, one.n_states) == (1, 1, 8)
-        y = simulate(one, u[..., h : h + 1], output="s4").y[..., 0]
+        assert one.input_labels == [f"u[{h}]"] and one.output_labels == [f"y[{h}]"]
+        y = simulate(one, u[0, :, h]).y[:, 0]             # 1-D input of a SISO system
+        np.testing.assert_allclose(y, ref[0, :, h], rtol=0, atol=1e-10)
+        y = layer.s4_recursion(h).simulate(u[..., h : h + 1]).y[..., 0]
         np.testing.assert_allclose(y, ref[..., h], rtol=0, atol=1e-10)
 
 
@@ -77,10 +95,17 @@ def test_continuous_lds_discretised_by_the_layer_method_equals_discrete(kwargs):
     for rate in (1.0, 0.5):
         sys_c = layer.to_lds(continuous=True, rate=rate)
         assert sys_c.is_continuous
-        sys_d = layer.to_lds(rate=rate)
+        rec = layer.s4_recursion(rate=rate)
         back = _layer_method(layer, sys_c)
+        for mine, theirs in zip((back.A, back.B, back.C, back.D),
+                                (rec.A_bar, rec.B_bar, rec.C, rec.D)):
+            np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+        sys_d = layer.to_lds(rate=rate)
+        std = _as_recursion(back).to_lds()
+        if layer.ssm.disc == "bilinear":   # the same, through discretize's named S4 option
+            assert std.equals(discretize(sys_c, 1.0, "s4-bilinear"))
         for name in "ABCD":
-            np.testing.assert_allclose(getattr(back, name), getattr(sys_d, name), rtol=0,
+            np.testing.assert_allclose(getattr(std, name), getattr(sys_d, name), rtol=0,
                                        atol=1e-12, err_msg=name)
 
 
@@ -88,12 +113,14 @@ def test_continuous_lds_discretised_by_the_layer_method_equals_discrete(kwargs):
 def test_from_lds_round_trips_the_kernel(kwargs):
     layer = _layer(kwargs)
     K = layer.kernel(300, torch.float64)
-    for continuous in (False, True):
-        built = S4.from_lds(layer.to_lds(continuous=continuous), disc=layer.ssm.disc,
+    for given in (layer.to_lds(), layer.to_lds(continuous=True), layer.s4_recursion()):
+        built = S4.from_lds(given, disc=layer.ssm.disc,
                             real_transform=layer.ssm.real_transform)
         assert isinstance(built.ssm, DiagonalSSM) and built.ssm.init == "from_lds"
         torch.testing.assert_close(built.kernel(300, torch.float64), K, rtol=0, atol=1e-10)
-        torch.testing.assert_close(built.ssm.D, layer.ssm.D, rtol=0, atol=0)
+        # exact from the S4 matrices; D + C B̄ - C B̄ through the standard realisation
+        exact = not isinstance(given, LDS) or given.is_continuous
+        torch.testing.assert_close(built.ssm.D, layer.ssm.D, rtol=0, atol=0 if exact else 1e-14)
 
 
 def test_s4plus_ssm_part_is_the_lds_after_the_smr_prefilter():
@@ -103,13 +130,13 @@ def test_s4plus_ssm_part_is_the_lds_after_the_smr_prefilter():
         u_adj = layer.smr(u)
         ref = layer.ssm(u_adj).numpy()
     sys = layer.to_lds()
-    np.testing.assert_allclose(simulate(sys, u_adj.numpy(), output="s4").y, ref, atol=1e-10)
+    np.testing.assert_allclose(simulate(sys, u_adj.numpy()).y, ref, atol=1e-10)
     # and the round trip keeps the SSM, with the SMR pre-filter at its initialisation
     built = S4Plus.from_lds(sys, tau=layer.smr.tau)
     torch.testing.assert_close(built.kernel(100, torch.float64),
                                layer.kernel(100, torch.float64), rtol=0, atol=1e-10)
     # and its continuous system, discretised by the layer's method, is the discrete one
-    back = _layer_method(layer, layer.to_lds(continuous=True))
+    back = _as_recursion(_layer_method(layer, layer.to_lds(continuous=True))).to_lds()
     for name in "ABCD":
         np.testing.assert_allclose(getattr(back, name), getattr(sys, name), rtol=0, atol=1e-12)
 
@@ -130,14 +157,16 @@ def test_dplr_continuous_spectrum_is_the_legs_spectrum():
 
 
 def test_from_lds_of_a_given_system_reproduces_its_simulation():
-    """An independent system (not made by to_lds): a stable LDS with real and complex modes."""
+    """An independent system (not made by to_lds): a stable LDS with real and complex modes,
+    read with the standard recursion (an LDS) and with S4's (the same matrices as an
+    S4Recursion)."""
     A = np.array([[0.9, 0.2, 0.0, 0.0], [-0.2, 0.9, 0.0, 0.0], [0.1, 0.0, 0.5, 0.0],
                   [0.0, 0.3, 0.0, -0.4]])
     sys = LDS(A, [[1.0], [0.5], [-1.0], [2.0]], [[1.0, -1.0, 0.5, 0.3]], [[0.7]], dt=1.0)
     u = _u(2, 60, 1, seed=3)
-    ref = simulate(sys, u, output="s4").y
-    for disc in ("bilinear", "zoh"):
-        ssm = DiagonalSSM.from_lds(sys, disc=disc, dt=0.3)
+    cases = [(sys, simulate(sys, u).y), (_as_recursion(sys), simulate(sys, u, output="s4").y)]
+    for (given, ref), disc in itertools.product(cases, ("bilinear", "zoh")):
+        ssm = DiagonalSSM.from_lds(given, disc=disc, dt=0.3)
         assert ssm.d_state == 2 * 3  # one pair, two real modes
         with torch.no_grad():
             y = ssm(torch.from_numpy(u)).numpy()
@@ -155,7 +184,7 @@ def test_from_lds_of_a_list_of_channels_and_padding():
     with torch.no_grad():
         y = ssm(torch.from_numpy(u)).numpy()
     for h, s in enumerate(systems):
-        ref = simulate(s, u[..., h : h + 1], output="s4").y[..., 0]
+        ref = simulate(s, u[..., h : h + 1]).y[..., 0]
         np.testing.assert_allclose(y[..., h], ref, rtol=0, atol=1e-10)
 
 
@@ -173,6 +202,8 @@ def test_from_lds_refusals():
     with pytest.raises(ValueError, match="-1 has no continuous counterpart"):
         DiagonalSSM.from_lds(LDS([[-1.0]], [[1.0]], [[1.0]], dt=1.0))
     with pytest.raises(ValueError, match="0 has no continuous counterpart"):
+        DiagonalSSM.from_lds(S4Recursion([[0.0]], [[1.0]], [[1.0]]), disc="zoh")
+    with pytest.raises(ValueError, match="singular A, an eigenvalue 0"):
         DiagonalSSM.from_lds(LDS([[0.0]], [[1.0]], [[1.0]], dt=1.0), disc="zoh")
     with pytest.raises(ValueError, match="real_transform='none'"):
         DiagonalSSM.from_lds(LDS([[1.2]], [[1.0]], [[1.0]], dt=1.0))

@@ -89,7 +89,7 @@ def test_impulse_response_errors(dsys):
 # ---------------------------------------------------------------- simulate
 @pytest.mark.parametrize("u,match", [
     (np.ones((5, 2)), r"u must have last axis of size d_in=1, got shape \(5, 2\)"),
-    (np.ones(5), r"u must have shape \(\.\.\., T, 1\), got \(5,\)"),
+    (np.float64(1.0), r"u must have shape \(\.\.\., T, 1\), got \(\)"),
     (np.ones((0, 1)), r"u must contain at least one time step"),
     (np.array([[1.0], [np.nan]]), r"u must contain only finite values; entry \(1, 0\)"),
     (np.array([[1.0], [np.inf]]), r"u must contain only finite values"),

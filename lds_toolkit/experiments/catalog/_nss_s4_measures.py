@@ -120,7 +120,8 @@ def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
     r"""The trained SSM as one LDS per channel and what it says about NSS.
 
     The channels' systems are the diagonal blocks of ``layer.to_lds(rate=r)`` (the same as
-    ``layer.to_lds(h, rate=r)``, computed once for all channels).
+    ``layer.to_lds(h, rate=r)``, computed once for all channels): the standard realisation
+    :math:`(\bar A_h, \bar B_h, C_h\bar A_h, D_h + C_h\bar B_h)` of the layer's recursion.
 
     Returns a dict with, over channels h: ``moduli`` (every :math:`|\lambda(\bar A_h)|`),
     ``steps`` (:math:`\Delta_h`, one per modulus), ``spectral_radius``
@@ -137,7 +138,8 @@ def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
     H, N = layer.ssm.d_model, layer.ssm.d_state
 
     def channel_blocks(rate):
-        """(Ā_h, B̄_h, C_h, D_h) of every channel from the block-diagonal ``to_lds``."""
+        """(Ā_h, B̄_h, C_h Ā_h, D_h + C_h B̄_h) of every channel from the block-diagonal
+        ``to_lds`` (standard realisation: its impulse response is the layer's kernel)."""
         full = layer.to_lds(rate=rate)
         return [(full.A[h * N:(h + 1) * N, h * N:(h + 1) * N],
                  full.B[h * N:(h + 1) * N, h:h + 1], full.C[h:h + 1, h * N:(h + 1) * N],
@@ -153,7 +155,7 @@ def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
             cert = discrete_certificate(A)
             rho_c.append(cert.rho)
             cond.append(cert.condition)
-            mem.append(memory_length(LDS(A, B, C @ A, D + C @ B, dt=1.0), 1e-2).length)
+            mem.append(memory_length(LDS(A, B, C, D, dt=1.0), 1e-2).length)
         else:
             rho_c.append(np.nan)
             cond.append(np.nan)

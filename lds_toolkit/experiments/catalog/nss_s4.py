@@ -41,13 +41,14 @@ channel; each stored complex mode stands for a conjugate pair and counts twice):
   response to the per-channel time average of v (``dc``) and to the rest, on the nominal input
   and on ``long_factor`` times as many samples of the same sine (``long_*``), with the layer's
   memory lengths (:func:`lds_toolkit.memory_length`, ε = 1e-2, per channel);
-* **where NSS would appear** — from ``layer.to_lds(h)`` (the trained (Ā, B̄, C, D) of every
-  channel h): the moduli :math:`|\lambda(\bar A)|` at the trained step and at ``rates``
-  times it, the spectral radius, and the contraction :math:`\rho` certified by a discrete
-  Lyapunov function (:func:`lds_toolkit.control.discrete_certificate`, with cond(P)). A
-  perturbation of the input at step j reaches step k multiplied by :math:`\bar A^{k-j}`; it
-  grows (NSS) only for :math:`|\lambda| > 1`, and reaches Fig. 1's :math:`10^6` within the
-  sequence only for :math:`|\lambda| \ge 10^{6/L}` (``nss_threshold``);
+* **where NSS would appear** — from ``layer.to_lds(h)`` (the trained recursion of every
+  channel h, realised as (Ā, B̄, CĀ, D + CB̄)): the moduli :math:`|\lambda(\bar A)|` at the
+  trained step and at ``rates`` times it, the spectral radius, and the contraction
+  :math:`\rho` certified by a discrete Lyapunov function
+  (:func:`lds_toolkit.control.discrete_certificate`, with cond(P)). A perturbation of the
+  input at step j reaches step k multiplied by :math:`\bar A^{k-j}`; it grows (NSS) only for
+  :math:`|\lambda| > 1`, and reaches Fig. 1's :math:`10^6` within the sequence only for
+  :math:`|\lambda| \ge 10^{6/L}` (``nss_threshold``);
 * training-loss curve, gradient norm and the **sum of parameter gradients**
   :math:`\sum_\theta \partial\mathcal L/\partial\theta` (what Fig. 4 plots: "the sum of
   parameter gradients"), all before any clipping (none is applied).
