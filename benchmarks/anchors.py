@@ -83,7 +83,7 @@ def _fwd_bwd(fn, params, x):
 
 
 def _agree(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a - b).abs().max() / b.abs().max())
+    return float(((a - b).abs().max() / b.abs().max()).detach())
 
 
 def run(quick: bool = False) -> list[dict]:
