@@ -88,8 +88,11 @@ test-slow: $(DEV)
 test-gpu: $(DEV)
 	$(BIN)/python -m pytest -q -m gpu
 
+# One table (ours vs each anchor, the training roofline, cost growth) into docs/benchmarks.md
+# and docs/img/benchmarks/; run it on an idle machine (it prints the load). The single
+# scripts in benchmarks/ still run on their own.
 bench: $(DEV)
-	@for f in benchmarks/[a-z]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	$(BIN)/python benchmarks/bench_table.py --write-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache figures/*/ build *.egg-info site docs-check

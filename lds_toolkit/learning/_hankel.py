@@ -17,10 +17,15 @@ has T + 1 entries, we keep the T that a length-T filter can use).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.fft as sfft
 
-__all__ = ["hankel_symbol", "dense_matrix", "HankelFFT"]
+__all__ = ["hankel_symbol", "dense_matrix", "HankelFFT", "FFT_WORKERS"]
+
+#: Threads of one batch of FFTs (pocketfft's pool, which sleeps rather than spins when idle).
+FFT_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def hankel_symbol(n_terms: int, kind: str) -> np.ndarray:
@@ -55,13 +60,22 @@ class HankelFFT:
         h[: 2 * self.T - 1] = hankel_symbol(2 * self.T - 1, kind)
         self._hf = sfft.rfft(h)
 
-    def matmat(self, X: np.ndarray, block: int = 16) -> np.ndarray:
-        """Return M @ X for X of shape (T, m), processing ``block`` columns at a time."""
-        T, m = X.shape
-        out = np.empty((T, m))
+    def matmat(self, X: np.ndarray) -> np.ndarray:
+        """Return M @ X for X of shape (T, m)."""
+        return self.matmat_rows(np.ascontiguousarray(X.T)).T
+
+    def matmat_rows(self, Xt: np.ndarray) -> np.ndarray:
+        """Return (M @ Xt.T).T for Xt of shape (m, T): every row transformed along contiguous
+        memory, :data:`FFT_WORKERS` rows at a time (one per thread; small batches keep each
+        FFT buffer under glibc's mmap threshold, so it is reused instead of page-faulted in
+        afresh: on this project's VM a fresh large buffer costs several times the arithmetic
+        on it)."""
+        m, T = Xt.shape
+        out = np.empty((m, T))
+        block = FFT_WORKERS
         for s in range(0, m, block):
-            xf = sfft.rfft(X[:, s : s + block], n=self.n_fft, axis=0)
+            xf = sfft.rfft(Xt[s : s + block], n=self.n_fft, axis=1, workers=FFT_WORKERS)
             np.conjugate(xf, out=xf)
-            xf *= self._hf[:, None]
-            out[:, s : s + block] = sfft.irfft(xf, n=self.n_fft, axis=0)[:T]
+            xf *= self._hf
+            out[s : s + block] = sfft.irfft(xf, n=self.n_fft, axis=1, workers=FFT_WORKERS)[:, :T]
         return out

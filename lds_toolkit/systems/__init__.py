@@ -13,6 +13,7 @@ from .regions import EigenvalueRegions, Interval, eigenvalue_regions
 from .s4_recursion import S4Recursion
 from .simulate import (
     OUTPUT_CONVENTIONS,
+    ModalCertificate,
     SimulationDivergedError,
     SimulationResult,
     modal_form,
@@ -25,6 +26,7 @@ __all__ = [
     "EigenvalueRegions",
     "Interval",
     "MemoryLength",
+    "ModalCertificate",
     "OUTPUT_CONVENTIONS",
     "S4Recursion",
     "SimulationDivergedError",

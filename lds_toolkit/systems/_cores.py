@@ -92,105 +92,89 @@ def dense_core(A, B, C, D, u, x0, w, has_noise, use_next, store_states, bound):
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def modal_core(lam, Bm, Cm, D, u, z0, wm, has_noise, use_next, store_states, bound, vnorm):
-    """Eigenbasis path: O(n (d_in + d_out)) per step.
+def modal_core(lr, li, Br, Bi, Cr, Ci, D, u, z0, w, has_noise, use_next, store_states,
+               bound, vnorm):
+    """Eigenbasis path: O(m (d_in + d_out)) per step, complex modes in split real/imaginary
+    storage (so that LLVM vectorises the loops over the modes).
 
-    ``z`` are modal coordinates (``s = V z``), ``lam`` the eigenvalues, ``Bm = V^{-1} B``,
-    ``Cm = C V``, ``wm = w V^{-T}``. Works for real (symmetric A) or complex dtypes; outputs
-    are the real part. Divergence is checked on ``||z|| * vnorm >= ||V z||``; callers
-    confirm the exact step with the dense state (``vnorm = 1`` for orthogonal V is exact).
+    The modal coordinates are z = zr + i zi (``s = Re(V_w z)``), ``lam = lr + i li`` the kept
+    eigenvalues, ``Bm = Br + i Bi = W B``, ``Cm = Cr + i Ci = C V_w``, ``w`` the noise in modal
+    coordinates; ``z0``, ``w``, the stored states and the final state hold [Re z | Im z]
+    (2m columns). A real A passes ``li = Bi = Ci = 0``: the imaginary half stays 0.
+
+    Per step: y_t = Re(Cm z_{t+use_next}) + D u_t, z_{t+1} = lam * z_t + Bm u_t + w_t.
+    Divergence is checked on ``||z|| * vnorm >= ||V_w z||`` (``vnorm = 1`` for orthogonal V is
+    exact); callers confirm the exact step with the dense path. Also returns
+    ``zmax[i] = max_{b,t} |z_{t,i}|`` over the states reached (the modal certificate's input).
+    Returns (y (b, T, d_out), states (b, T, 2m) or (b, 0, 2m), final (b, 2m), bad_batch,
+    bad_step, zmax (m,)).
     """
     nb, T, d_in = u.shape
-    n = lam.shape[0]
-    d_out = Cm.shape[0]
+    m = lr.shape[0]
+    d_out = Cr.shape[0]
     y = np.empty((nb, T, d_out))
-    states = np.empty((nb, T if store_states else 0, n), dtype=lam.dtype)
-    final = np.empty((nb, n), dtype=lam.dtype)
+    states = np.empty((nb, T if store_states else 0, 2 * m))
+    final = np.empty((nb, 2 * m))
     bound2 = squared_limit(bound / vnorm)
-    z = np.empty(n, dtype=lam.dtype)
+    zr = np.empty(m)
+    zi = np.empty(m)
+    zmax2 = np.zeros(m)
     bad_b, bad_t = -1, T  # earliest divergence over the batch (lowest b among ties)
     for b in range(nb):
-        z[:] = z0[b]
+        for i in range(m):
+            zr[i] = z0[b, i]
+            zi[i] = z0[b, m + i]
+            zmax2[i] = max(zmax2[i], zr[i] * zr[i] + zi[i] * zi[i])
         for t in range(bad_t):
             if store_states and not use_next:
-                states[b, t, :] = z
-            ut = u[b, t]
-            yt = np.zeros(d_out, dtype=lam.dtype)
+                states[b, t, :m] = zr
+                states[b, t, m:] = zi
             if not use_next:
                 for k in range(d_out):
-                    acc = yt[k]
-                    for i in range(n):
-                        acc += Cm[k, i] * z[i]
-                    yt[k] = acc
+                    acc = 0.0
+                    for i in range(m):
+                        acc += Cr[k, i] * zr[i] - Ci[k, i] * zi[i]
+                    y[b, t, k] = acc
+            for i in range(m):
+                a, c = zr[i], zi[i]
+                zr[i] = lr[i] * a - li[i] * c
+                zi[i] = lr[i] * c + li[i] * a
+            for j in range(d_in):
+                uj = u[b, t, j]
+                for i in range(m):
+                    zr[i] += Br[i, j] * uj
+                    zi[i] += Bi[i, j] * uj
+            if has_noise:
+                for i in range(m):
+                    zr[i] += w[b, t, i]
+                    zi[i] += w[b, t, m + i]
             nrm = 0.0
-            for i in range(n):
-                zi = lam[i] * z[i]
-                for j in range(d_in):
-                    zi += Bm[i, j] * ut[j]
-                if has_noise:
-                    zi += wm[b, t, i]
-                z[i] = zi
-                nrm += zi.real * zi.real + zi.imag * zi.imag
-            if not (nrm <= bound2) and norm_exceeds(z, bound / vnorm):
-                bad_b, bad_t = b, t  # later batch elements only need to run up to here
-                break
+            for i in range(m):
+                a2 = zr[i] * zr[i] + zi[i] * zi[i]
+                nrm += a2
+                zmax2[i] = max(zmax2[i], a2)
+            if not (nrm <= bound2):
+                both = np.concatenate((zr, zi))
+                if norm_exceeds(both, bound / vnorm):
+                    bad_b, bad_t = b, t  # later batch elements only need to run up to here
+                    break
             if store_states and use_next:
-                states[b, t, :] = z
+                states[b, t, :m] = zr
+                states[b, t, m:] = zi
             if use_next:
                 for k in range(d_out):
-                    acc = yt[k]
-                    for i in range(n):
-                        acc += Cm[k, i] * z[i]
-                    yt[k] = acc
+                    acc = 0.0
+                    for i in range(m):
+                        acc += Cr[k, i] * zr[i] - Ci[k, i] * zi[i]
+                    y[b, t, k] = acc
             for k in range(d_out):
-                acc = yt[k].real
+                acc = y[b, t, k]
                 for j in range(d_in):
-                    acc += D[k, j] * ut[j]
+                    acc += D[k, j] * u[b, t, j]
                 y[b, t, k] = acc
-        final[b, :] = z
+        final[b, :m] = zr
+        final[b, m:] = zi
+    zmax = np.sqrt(zmax2)
     if bad_b >= 0:
-        return y, states, final, bad_b, bad_t
-    return y, states, final, -1, -1
-
-
-@njit(cache=True, fastmath=_FASTMATH)
-def modal_markov(lam, Bm, Cm, T, first_power):
-    """Markov parameters g_s = Cm diag(lam^{s + first_power}) Bm for s = 0..T-1.
-
-    Shape (T, d_out, d_in), real part. One pass over the modes per lag with the powers
-    updated multiplicatively (relative error grows like s·eps, the same as the recursion).
-    """
-    n = lam.shape[0]
-    d_out, d_in = Cm.shape[0], Bm.shape[1]
-    W = np.empty((d_out, d_in, n), dtype=lam.dtype)
-    for k in range(d_out):
-        for j in range(d_in):
-            for i in range(n):
-                W[k, j, i] = Cm[k, i] * Bm[i, j]
-    p = np.empty(n, dtype=lam.dtype)
-    for i in range(n):
-        p[i] = lam[i] ** first_power
-    g = np.empty((T, d_out, d_in))
-    for s in range(T):
-        for k in range(d_out):
-            for j in range(d_in):
-                acc = W[k, j, 0] * 0.0
-                for i in range(n):
-                    acc += W[k, j, i] * p[i]
-                g[s, k, j] = acc.real
-        for i in range(n):
-            p[i] *= lam[i]
-    return g
-
-
-@njit(cache=True)
-def modal_powers(lam, e0, count):
-    """P[i, k] = lam_i^(e0 - k) for k = 0..count-1, by repeated multiplication."""
-    n = lam.shape[0]
-    P = np.empty((n, count), dtype=lam.dtype)
-    for i in range(n):
-        p = lam[i] ** (e0 - count + 1)
-        for k in range(count - 1, -1, -1):
-            P[i, k] = p
-            p *= lam[i]
-    return P
+        return y, states, final, bad_b, bad_t, zmax
+    return y, states, final, -1, -1, zmax

@@ -9,6 +9,15 @@ points is exact (no integration error)::
 Both matrices come from one matrix exponential of [[A, B], [0, 0]] h_k
 (:func:`lds_toolkit.systems.discretize.zoh_matrices`). This is ``scipy.signal.lsim`` with
 ``interp=False``; python-control's ``forced_response`` instead interpolates the input linearly.
+
+Paths (``method``, reported as the result's ``path``), as for :func:`simulate`: on a uniform grid
+the system is discretised once and :func:`simulate` runs (its modal or dense path). On a grid
+with varying steps, ``"dense"`` forms (e^{A h}, ∫ e^{A s} ds B) for every distinct step (one
+matrix exponential each) and multiplies by them, O(n^2) per step; ``"modal"`` runs in the
+eigenbasis, where both are elementwise (e^{λ h}, expm1(λ h)/λ): O(n (d_in + d_out)) per step
+and no matrix exponential (``lds_toolkit/systems/_modal_continuous.py``), with the same
+a-posteriori certificate as :func:`simulate` (continuous-time accumulation factors).
+``"auto"`` takes the modal path when A is symmetric or its certificate passes ``rtol``.
 """
 
 from __future__ import annotations
@@ -16,12 +25,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._threads import one_thread
 from .._typing import ArrayLike
-from .._validation import as_float_array, check_real
+from .._validation import as_float_array, check_choice, check_real
 from ._cores import norm_exceeds, squared_limit
+from ._modal_continuous import run_varying
+from ._paths import MODAL_FORCED_MAX_COND, Diverged
 from .discretize import zoh_matrices
 from .lds import LDS, as_state_vector, require_continuous
-from .simulate import DEFAULT_MAX_STATE_NORM, SimulationDivergedError, SimulationResult, simulate
+from .simulate import (
+    DEFAULT_MAX_STATE_NORM,
+    DEFAULT_RTOL,
+    METHODS,
+    SimulationDivergedError,
+    SimulationResult,
+    simulate,
+)
 
 
 @njit(cache=True)
@@ -46,7 +65,8 @@ def _varying_core(Phi, Gam, C, D, u, x0, bound):
 
 
 def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike | None = None, *,
-                        max_state_norm: float = DEFAULT_MAX_STATE_NORM) -> SimulationResult:
+                        max_state_norm: float = DEFAULT_MAX_STATE_NORM, method: str = "auto",
+                        rtol: float = DEFAULT_RTOL) -> SimulationResult:
     """Simulate a continuous-time LDS exactly for inputs held constant between grid points.
 
     Parameters
@@ -63,6 +83,10 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     max_state_norm : float
         Bound on ||x||_2; exceeding it raises :class:`SimulationDivergedError` naming the
         grid index.
+    method : {"auto", "dense", "modal"}
+        Simulation path (module docstring).
+    rtol : float
+        Tolerance of the modal path's certificate (as in :func:`simulate`).
 
     Returns
     -------
@@ -72,6 +96,8 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     """
     system = require_continuous(system)
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
+    check_choice("method", method, METHODS)
+    rtol = check_real("rtol", rtol, low=0.0, low_inclusive=False)
     t = as_float_array("t", t, ndim=1)
     if t.size < 1:
         raise ValueError("t must contain at least one time point")
@@ -92,20 +118,15 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
         # over the K-1 transitions t_0 -> t_{K-1}
         Ad, Bd = zoh_matrices(system.A, system.B, float(h[0]))
         disc = LDS(Ad, Bd, system.C, system.D, dt=float(h[0]))
-        res = simulate(disc, u[..., :-1, :], x0, max_state_norm=bound)
+        res = simulate(disc, u[..., :-1, :], x0, max_state_norm=bound, method=method,
+                       rtol=rtol)
         x_last = res.final_state
         y_last = x_last @ system.C.T + u[..., -1, :] @ system.D.T
         states = np.concatenate([res.x, x_last[..., None, :]], axis=-2)
         y = np.concatenate([res.y, y_last[..., None, :]], axis=-2)
-        return SimulationResult(y=y, x=states, final_state=x_last, method=res.method, t=t, u=u)
+        return SimulationResult(y=y, x=states, final_state=x_last, method=res.method, t=t, u=u,
+                                certificate=res.certificate)
 
-    Phi = np.empty((h.size, n, n))
-    Gam = np.empty((h.size, n, d_in))
-    unique, inverse = np.unique(h, return_inverse=True)
-    for j, hj in enumerate(unique):
-        P, G = zoh_matrices(system.A, system.B, float(hj))
-        Phi[inverse == j] = P
-        Gam[inverse == j] = G
     try:
         batch_shape = np.broadcast_shapes(u.shape[:-2], () if x0 is None else x0.shape[:-1])
     except ValueError:
@@ -115,10 +136,37 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
                               .reshape((-1,) + u.shape[-2:]))
     x0b = (np.zeros((ub.shape[0], n)) if x0 is None else
            np.ascontiguousarray(np.broadcast_to(x0, batch_shape + (n,)).reshape(-1, n)))
+    cert = None
+    if method != "dense" and h.size:
+        try:
+            with one_thread("blas"):  # small products (see _paths.run)
+                got, cert = run_varying(system, h, ub, x0b, bound, method, rtol,
+                                        MODAL_FORCED_MAX_COND)
+        except Diverged as exc:
+            _raise_diverged(exc.b, exc.t, batch_shape, bound)
+        if got is not None:
+            y, states = got
+            states = states.reshape(batch_shape + states.shape[1:])
+            return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
+                                    final_state=states[..., -1, :], method="modal", t=t, u=u,
+                                    certificate=cert)
+
+    Phi = np.empty((h.size, n, n))
+    Gam = np.empty((h.size, n, d_in))
+    unique, inverse = np.unique(h, return_inverse=True)
+    for j, hj in enumerate(unique):
+        P, G = zoh_matrices(system.A, system.B, float(hj))
+        Phi[inverse == j] = P
+        Gam[inverse == j] = G
     states, y, bad_b, bad_k = _varying_core(Phi, Gam, system.C, system.D, ub, x0b, bound)
     if bad_b >= 0:
-        idx = np.unravel_index(bad_b, batch_shape) if batch_shape else ()
-        raise SimulationDivergedError(bad_k, idx, bound)
+        _raise_diverged(bad_b, bad_k, batch_shape, bound)
     states = states.reshape(batch_shape + states.shape[1:])
     return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
-                            final_state=states[..., -1, :], method="dense", t=t, u=u)
+                            final_state=states[..., -1, :], method="dense", t=t, u=u,
+                            certificate=cert)
+
+
+def _raise_diverged(bad_b, bad_k, batch_shape, bound):
+    idx = np.unravel_index(bad_b, batch_shape) if batch_shape else ()
+    raise SimulationDivergedError(bad_k, idx, bound)

@@ -36,19 +36,28 @@ reading (docs/index.md, errata)::
 Here ``v_t = obs_noise[t]`` is added to output index t in every convention (for
 ``"eq1-literal"``, v_t = ζ_{t-1}). ``process_noise[t]`` is w_t.
 
-Two numerically equivalent paths (``method``):
+Two numerically equivalent paths (``method``; the one taken is the result's ``path``):
 
 ``"dense"``
-    The recursion with the full A: O(n^2) per step.
+    The recursion with the full A: O(n^2) per step (the whole batch multiplied by A in one
+    matrix product per step; outputs-only runs without process noise go by blocks of L steps,
+    O(n^2 / L + n (d_in + d_out) + L d_in d_out) per step in matrix-matrix products).
 ``"modal"``
     The recursion in the eigenbasis A = V Λ V^{-1}: z = V^{-1} s evolves as
-    z_{t+1} = Λ z_t + V^{-1}B u_t, and y = C V z + D u: O(n (d_in + d_out)) per step.
-    Real arithmetic for symmetric A (V orthogonal), complex otherwise. Round-off is
-    amplified by up to cond(V); a (numerically) defective A, cond(V) > ``MODAL_FORCED_MAX_COND``
-    (e.g. a Jordan block), is refused with ``ValueError``.
+    z_{t+1} = Λ z_t + V^{-1}B u_t, and y = C V z + D u: O(n (d_in + d_out)) per step plus one
+    O(n^3) eigen-decomposition (outputs-only runs again by blocks of matrix-matrix products).
+    Real arithmetic for symmetric A (V orthogonal), complex otherwise, one mode per
+    conjugate pair. Round-off is amplified by up to cond(V); a (numerically) defective A,
+    cond(V) > ``MODAL_FORCED_MAX_COND`` (e.g. a Jordan block), is refused with ``ValueError``.
+    Every modal run carries a *certificate* (:class:`ModalCertificate`, the result's
+    ``certificate``): a first-order a-posteriori estimate of its relative error, from the
+    residual A V - V Λ of the computed eigenbasis propagated through the modes with the
+    largest modal states the run reached (derivation in ``lds_toolkit/systems/_modal.py``).
 ``"auto"`` (default)
-    ``"modal"`` when it is exact up to round-off: A symmetric, or A diagonalisable with an
-    eigenvector matrix of condition number below ``MODAL_MAX_COND``; ``"dense"`` otherwise.
+    ``"modal"`` when A is symmetric (orthogonal eigenbasis, backward stable like the dense
+    recursion), or when cond(V) eps <= ``rtol`` and the certificate's estimate is <= ``rtol``
+    after the run; ``"dense"`` otherwise: a defective or nearly defective A, or a run whose
+    estimate fails, is (re)done on the dense path, and its certificate is kept in the result.
 
 Divergence: the simulation stops at the first step t where ``||s_{t+1}||_2 > max_state_norm``
 (or a non-finite value appears) for some batch element and raises
@@ -59,14 +68,9 @@ several elements diverge at the same step), rather than returning inf/NaN. Every
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-import scipy.fft
-import scipy.linalg
 
 from .._random import RngLike, as_generator
-from .._repr import compact_repr
 from .._typing import ArrayLike
 from .._validation import (
     as_float_array,
@@ -75,7 +79,11 @@ from .._validation import (
     check_fits_in_memory,
     check_real,
 )
-from . import _cores, _interop
+from . import _interop, _paths
+from ._modal import ModalCertificate as ModalCertificate
+from ._modal import ModalForm as ModalForm
+from ._modal import modal_form as modal_form
+from ._paths import MODAL_FORCED_MAX_COND as MODAL_FORCED_MAX_COND
 from .lds import LDS, as_state_vector, require_discrete
 
 OUTPUT_CONVENTIONS = ("standard", "lengen", "eq1-literal", "s4")
@@ -87,11 +95,8 @@ _REMOVED_CONVENTIONS = {
              'C A^l B u_{t-l} + D u_t) or, to reproduce the old numbers, "eq1-literal"',
 }
 METHODS = ("auto", "dense", "modal")
-#: Largest eigenvector-matrix condition number for which the modal path is used by "auto".
-MODAL_MAX_COND = 1e4
-#: Largest condition number accepted by an explicit method="modal" (relative error up to
-#: about cond(V)·eps ≈ 2e-8); beyond it A is treated as defective and refused.
-MODAL_FORCED_MAX_COND = 1e8
+#: Default tolerance of the modal path's certificate (relative error estimate).
+DEFAULT_RTOL = 1e-10
 #: Default bound on ||x||_2 beyond which a simulation is reported as diverged.
 DEFAULT_MAX_STATE_NORM = 1e100
 
@@ -134,8 +139,12 @@ class SimulationResult:
     final_state : ndarray, shape (..., n)
         s_T, the state to continue a simulation from (pass it as ``x0``). Computed on first
         access when the simulation did not need it.
-    method : str
-        The path used, ``"dense"`` or ``"modal"``.
+    path : str
+        The path used, ``"dense"`` or ``"modal"`` (``method`` is the same value, kept as an
+        alias).
+    certificate : ModalCertificate or None
+        The modal path's error estimate (module docstring); also present when ``"auto"``
+        rejected the modal run and redid it densely; None when the modal path was not tried.
     t : ndarray, shape (T,) or None
         Time of each index: ``k · dt`` for a discrete system (``k`` for ``dt=True``, as
         python-control counts steps), the grid for :func:`simulate_continuous`.
@@ -149,10 +158,10 @@ class SimulationResult:
         python-control's defaults ``u[i]``, ``y[i]``, ``x[i]``.
     """
 
-    __slots__ = ("y", "x", "_final", "method", "t", "u", "output", "names")
+    __slots__ = ("y", "x", "_final", "method", "t", "u", "output", "certificate", "names")
 
     def __init__(self, y, x, final_state, method, *, t=None, u=None, output="standard",
-                 names=None):
+                 certificate=None, names=None):
         self.y = y
         self.x = x
         self._final = final_state
@@ -160,7 +169,13 @@ class SimulationResult:
         self.t = t
         self.u = u
         self.output = output
+        self.certificate = certificate
         self.names = names
+
+    @property
+    def path(self) -> str:
+        """The simulation path used, ``"dense"`` or ``"modal"``."""
+        return self.method
 
     @property
     def final_state(self) -> np.ndarray:
@@ -236,41 +251,6 @@ class SimulationResult:
         return _interop.to_pandas(self)
 
 
-@dataclass(frozen=True, repr=False)
-class ModalForm:
-    """Eigen-decomposition A = V diag(lam) V^{-1} used by the modal path."""
-
-    lam: np.ndarray
-    V: np.ndarray
-    Vinv: np.ndarray
-    cond: float
-    orthogonal: bool
-
-    def __repr__(self) -> str:
-        return compact_repr(self, n=self.lam.size, cond=self.cond, orthogonal=self.orthogonal,
-                            complex=bool(np.iscomplexobj(self.lam)))
-
-
-def modal_form(A: np.ndarray) -> ModalForm:
-    """Eigen-decomposition of A for the modal path (eigh for symmetric A).
-
-    Symmetry is tested exactly (``A == A.T``) so that a nearly symmetric A is not silently
-    symmetrised.
-    """
-    if np.array_equal(A, A.T):
-        lam, V = scipy.linalg.eigh(A)
-        return ModalForm(lam, V, V.T, 1.0, True)
-    lam, V = scipy.linalg.eig(A)
-    with np.errstate(all="ignore"):
-        cond = float(np.linalg.cond(V))
-    if not np.isfinite(cond):
-        return ModalForm(lam, V, V, np.inf, False)
-    Vinv = np.linalg.inv(V)
-    if np.all(lam.imag == 0):
-        lam, V, Vinv = lam.real.copy(), V.real.copy(), Vinv.real.copy()
-    return ModalForm(lam, V, Vinv, cond, False)
-
-
 def _batched(name, arr, core_ndim, last, batch_shape):
     """Broadcast ``arr`` (..., *core) to batch_shape + core and flatten the batch axes."""
     core = arr.shape[arr.ndim - core_ndim:]
@@ -298,8 +278,8 @@ def _noise_spec(name, value, T, dim):
 def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
              process_noise: ArrayLike | None = None, obs_noise: ArrayLike | None = None, *,
              output: str = "standard", method: str = "auto", return_states: bool = True,
-             max_state_norm: float = DEFAULT_MAX_STATE_NORM,
-             rng: RngLike = None) -> SimulationResult:
+             max_state_norm: float = DEFAULT_MAX_STATE_NORM, rng: RngLike = None,
+             rtol: float = DEFAULT_RTOL) -> SimulationResult:
     """Simulate a discrete-time LDS, batched over leading axes.
 
     Parameters
@@ -327,11 +307,15 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
         Bound on ||x||_2 beyond which :class:`SimulationDivergedError` is raised.
     rng : numpy Generator, int or None
         Source of the noise when it is given as a standard deviation.
+    rtol : float
+        Tolerance of the modal path's certificate: with ``method="auto"`` a non-symmetric A
+        stays on the modal path only if its estimated relative error is <= rtol.
 
     Returns
     -------
     SimulationResult
-        ``y`` of shape (..., T, d_out), ``x`` of shape (..., T, n) (or None), ``final_state``.
+        ``y`` of shape (..., T, d_out), ``x`` of shape (..., T, n) (or None), ``final_state``,
+        ``path`` ("modal" or "dense") and ``certificate``.
         Unpacks as ``x, y = simulate(...)``; ``.to_time_response()`` gives python-control's
         ``TimeResponseData`` (channels first, labelled with the system's signal names),
         ``.to_pandas()`` a ``pandas.DataFrame``.
@@ -356,6 +340,7 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     check_choice("output", output, OUTPUT_CONVENTIONS)
     check_choice("method", method, METHODS)
     bound = check_real("max_state_norm", max_state_norm, low=0.0, low_inclusive=False)
+    rtol = check_real("rtol", rtol, low=0.0, low_inclusive=False)
     n, d_in, d_out = system.n_states, system.n_inputs, system.n_outputs
     return_states = check_bool("return_states", return_states)
 
@@ -405,27 +390,11 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     use_next = output == "s4"
     # "lengen" adds D u_{t-1} after the recursion; the cores then emit C s_t alone
     D_core = np.zeros_like(system.D) if output == "lengen" else system.D
-    chosen = method
-    mf = None
-    if method in ("auto", "modal"):
-        mf = modal_form(system.A)
-        exact = mf.orthogonal or mf.cond <= MODAL_MAX_COND
-        if method == "modal" and not mf.cond <= MODAL_FORCED_MAX_COND:
-            raise ValueError(
-                "method='modal' needs a diagonalisable A; its eigenvector matrix has condition "
-                f"number {mf.cond:.3g} > {MODAL_FORCED_MAX_COND:g} (A is defective or nearly "
-                "so, e.g. a Jordan block), so the eigenbasis would not be exact. Use "
-                "method='dense' or 'auto'.")
-        chosen = "modal" if (method == "modal" or exact) else "dense"
-
-    if chosen == "modal":
-        y, states, final = _run_modal(system, D_core, mf, ub, x0b, wb, use_next,
-                                     return_states, bound, batch_shape)
-        if y is None:  # the modal norm bound is conservative for non-orthogonal V: confirm
-            chosen = "dense"
-    if chosen == "dense":
-        y, states, final = _run_dense(system, D_core, ub, x0b, wb, use_next, return_states,
-                                      bound, batch_shape)
+    try:
+        y, states, final, path, cert = _paths.run(system, D_core, ub, x0b, wb, use_next,
+                                                  return_states, bound, method, rtol)
+    except _paths.Diverged as exc:
+        _raise_diverged(exc.b, exc.t, batch_shape, bound)
 
     if output == "eq1-literal":
         y = np.concatenate([np.zeros_like(y[:, :1]), y[:, :-1]], axis=1)
@@ -434,11 +403,11 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
     y = y.reshape(batch_shape + (T, d_out))
     if v is not None:
         y = y + v
-    final = _reshape_final(final, batch_shape + (n,))
+    final = final.reshape(batch_shape + (n,))
     x = states.reshape(batch_shape + (T, n)) if return_states else None
-    return SimulationResult(y=y, x=x, final_state=final, method=chosen,
+    return SimulationResult(y=y, x=x, final_state=final, method=path,
                             t=np.arange(T) * system.sample_time, u=u, output=output,
-                            names=system.names())
+                            certificate=cert, names=system.names())
 
 
 def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states: bool) -> None:
@@ -451,94 +420,6 @@ def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states:
                          f"the float64 {what}")
 
 
-def _reshape_final(final, shape):
-    if callable(final):
-        return lambda: final().reshape(shape)
-    return final.reshape(shape)
-
-
 def _raise_diverged(bad_b, bad_t, batch_shape, bound):
     idx = np.unravel_index(bad_b, batch_shape) if batch_shape else ()
     raise SimulationDivergedError(bad_t, idx, bound)
-
-
-def _run_dense(system, D, ub, x0b, wb, use_next, return_states, bound, batch_shape):
-    has_noise = wb is not None
-    w = wb if has_noise else np.zeros((1, 1, 1))
-    y, states, final, bad_b, bad_t = _cores.dense_core(
-        system.A, system.B, system.C, D, ub, x0b, w, has_noise, use_next,
-        return_states, bound)
-    if bad_b >= 0:
-        _raise_diverged(bad_b, bad_t, batch_shape, bound)
-    return y, states, final
-
-
-def _conv_is_safe(mf, Bm, ub, bound) -> bool:
-    """With ρ(A) <= 1 the state norm is at most cond(V)·Σ_t ||V^{-1}B u_t||: if even that
-    stays below the bound, no divergence check is needed and the convolution route is exact."""
-    if np.max(np.abs(mf.lam)) > 1.0:
-        return False
-    growth = np.abs(Bm).sum(axis=1).max() * np.abs(ub).sum(axis=(1, 2)).max()
-    scale = 1.0 if mf.orthogonal else mf.cond
-    return bool(growth * scale * np.sqrt(len(mf.lam)) < bound)
-
-
-def _modal_convolution(D, mf, Bm, Cm, ub, use_next):
-    """y = g * u + D u with g_s = C A^{s-1+use_next} B from the eigenbasis, by FFT.
-
-    Costs O(T n d_in d_out) for the Markov parameters (independent of the batch) plus
-    O(batch T log T) for the convolutions, instead of O(batch T n (d_in + d_out)).
-    """
-    nb, T, d_in = ub.shape
-    g = _cores.modal_markov(mf.lam, Bm, Cm, T, 0)  # g[s] = C A^s B
-    if not use_next:  # standard: y_t = Σ_{s>=1} C A^{s-1} B u_{t-s}
-        g = np.concatenate([np.zeros_like(g[:1]), g[:-1]], axis=0)
-    nfft = scipy.fft.next_fast_len(2 * T, real=True)
-    G = scipy.fft.rfft(g, nfft, axis=0)
-    U = scipy.fft.rfft(ub, nfft, axis=1)
-    y = scipy.fft.irfft(np.einsum("bfj,fkj->bfk", U, G), nfft, axis=1)[:, :T]
-    return y + ub @ D.T
-
-
-def _final_state_from_inputs(mf, Bm, ub, chunk: int = 4096):
-    """s_T = Σ_t A^{T-1-t} B u_t (x0 = 0) in original coordinates, by chunked BLAS products."""
-    nb, T, d_in = ub.shape
-    zT = np.zeros((len(mf.lam), nb), dtype=np.result_type(mf.lam, Bm))
-    for start in range(0, T, chunk):
-        stop = min(T, start + chunk)
-        powers = _cores.modal_powers(mf.lam, T - 1 - start, stop - start)  # (n, chunk)
-        # Σ_t λ^{T-1-t} (Bm u_t): contract time first, then the input axis
-        pu = powers @ ub[:, start:stop].astype(powers.dtype)  # (nb, n, d_in), BLAS
-        zT += np.einsum("bnj,nj->nb", pu, Bm)
-    return (mf.V @ zT).real.T.copy()
-
-
-def _run_modal(system, D, mf, ub, x0b, wb, use_next, return_states, bound, batch_shape):
-    dtype = mf.lam.dtype
-    if wb is None and not return_states and not np.any(x0b):
-        Bm = mf.Vinv @ system.B
-        if _conv_is_safe(mf, Bm, ub, bound):
-            Cm = np.ascontiguousarray((system.C @ mf.V).astype(dtype))
-            Bm = np.ascontiguousarray(Bm.astype(dtype))
-            y = _modal_convolution(D, mf, Bm, Cm, ub, use_next)
-            # the lazy final state must not read the caller's buffer later: ub can be a
-            # view of u, which the caller may overwrite before asking for final_state
-            u_kept = ub if ub.flags.owndata else ub.copy()
-            return y, None, lambda: _final_state_from_inputs(mf, Bm, u_kept)
-    Bm = np.ascontiguousarray((mf.Vinv @ system.B).astype(dtype))
-    Cm = np.ascontiguousarray((system.C @ mf.V).astype(dtype))
-    z0 = np.ascontiguousarray((x0b @ mf.Vinv.T).astype(dtype))
-    has_noise = wb is not None
-    wm = (np.ascontiguousarray((wb @ mf.Vinv.T).astype(dtype)) if has_noise
-          else np.zeros((1, 1, 1), dtype=dtype))
-    vnorm = 1.0 if mf.orthogonal else float(np.linalg.norm(mf.V, 2))
-    y, states, final, bad_b, bad_t = _cores.modal_core(
-        mf.lam, Bm, Cm, D, ub, z0, wm, has_noise, use_next, return_states, bound, vnorm)
-    if bad_b >= 0:
-        if mf.orthogonal:  # exact: ||V z|| = ||z||, so the reported step is the true one
-            _raise_diverged(bad_b, bad_t, batch_shape, bound)
-        return None, None, None  # ||z|| ||V|| is only an upper bound: confirm on the dense path
-    final = (final @ mf.V.T).real
-    if return_states:
-        states = (states @ mf.V.T).real
-    return y, states, final

@@ -59,8 +59,11 @@ def test_matrix_is_integral_of_outer_products_by_quadrature(kind, power):
 def test_fft_hankel_matvec_equals_dense(kind, T):
     rng = np.random.default_rng(T)
     X = rng.standard_normal((T, 7))
-    got = HankelFFT(T, kind).matmat(X, block=3)
-    np.testing.assert_allclose(got, filter_matrix(T, kind) @ X, rtol=0, atol=1e-14)
+    op = HankelFFT(T, kind)
+    want = filter_matrix(T, kind) @ X
+    np.testing.assert_allclose(op.matmat(X), want, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(op.matmat_rows(np.ascontiguousarray(X.T)), want.T, rtol=0,
+                               atol=1e-14)
 
 
 # ---------------------------------------------------------------- fast vs dense

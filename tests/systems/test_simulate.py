@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from lds_toolkit.systems import LDS, SimulationDivergedError, modal_form, simulate
-from lds_toolkit.systems.simulate import MODAL_MAX_COND
+from lds_toolkit.systems.simulate import DEFAULT_RTOL
 
 from ._ref import (
     assert_rel,
@@ -60,7 +60,7 @@ def test_auto_path_selection_and_modal_form():
     non = make_system("nonsymmetric", 6, 2, 3, rng)
     mf = modal_form(non.A)
     assert not mf.orthogonal and np.iscomplexobj(mf.lam) and np.any(mf.lam.imag != 0)
-    assert mf.cond <= MODAL_MAX_COND  # premise: auto takes the complex modal path
+    assert mf.cond * np.finfo(float).eps <= DEFAULT_RTOL  # premise: auto tries modal
     np.testing.assert_allclose((mf.V * mf.lam) @ mf.Vinv, non.A, atol=1e-12)
 
     jor = make_system("jordan", 5, 2, 3, rng)
@@ -185,91 +185,105 @@ def test_docstring_example_values_by_hand():
 
 
 def test_return_states_false_same_outputs():
+    """Dropping the states changes the route (blocks of matrix products instead of the
+    per-step recursion) but not the outputs beyond round-off."""
     rng = np.random.default_rng(4)
     sys = make_system("nonsymmetric", 4, 1, 2, rng)
     u = rng.standard_normal((2, T, 1))
-    x0 = rng.standard_normal(4)  # non-zero x0: the recursion, not the FFT route
+    x0 = rng.standard_normal(4)
     for output in CONVENTIONS:
-        for method in ("dense", "modal"):
+        for method in ("dense", "modal", "auto"):
             a = simulate(sys, u, x0, output=output, method=method)
             b = simulate(sys, u, x0, output=output, method=method, return_states=False)
             assert b.x is None
-            np.testing.assert_array_equal(a.y, b.y)
-            np.testing.assert_array_equal(a.final_state, b.final_state)
+            assert_rel(b.y, a.y, 1e-13)
+            assert_rel(b.final_state, a.final_state, 1e-13)
 
 
-# ----------------------------------------------------------------- FFT convolution route
+# ----------------------------------------------------------------- blocked (BLAS-3) route
 @pytest.fixture
-def conv_calls(monkeypatch):
-    """Counts calls of the modal path's FFT convolution route."""
-    # the package re-exports the function ``simulate``, which shadows the module attribute
-    sim = importlib.import_module("lds_toolkit.systems.simulate")
+def blocked_runs(monkeypatch):
+    """Records ("modal" | "dense") for every time-blocked run that produced the outputs
+    (outputs by matrix-matrix products over blocks of L steps)."""
+    blocked = importlib.import_module("lds_toolkit.systems._blocked")
     calls = []
-    original = sim._modal_convolution
+    original = blocked.BlockPlan.run
 
-    def spy(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
+    def spy(self, *args, **kwargs):
+        got = original(self, *args, **kwargs)
+        if got is not None:
+            calls.append("modal" if self.diagonal else "dense")
+        return got
 
-    monkeypatch.setattr(sim, "_modal_convolution", spy)
+    monkeypatch.setattr(blocked.BlockPlan, "run", spy)
     return calls
 
 
-@pytest.mark.parametrize("batch", ["none", "b3", "b2x3"])
+@pytest.mark.parametrize("batch", ["none", "b3", "b2x3", "x0_broadcast"])
 @pytest.mark.parametrize("output", CONVENTIONS)
-@pytest.mark.parametrize("kind", ["symmetric", "nonsymmetric"])
-def test_convolution_route_matches_dlsim(kind, output, batch, conv_calls):
-    """Zero state, no noise, no states requested: outputs by FFT convolution with the
-    Markov parameters; the lazily computed final state s_T as well. Long horizon with an
-    eigenvalue close to 1 (slowly decaying kernel)."""
-    rng = np.random.default_rng(seed_of("conv", kind, output, batch))
-    sys = make_system(kind, 6, 2, 3, rng)
+@pytest.mark.parametrize("kind,method", [("symmetric", "modal"), ("nonsymmetric", "modal"),
+                                         ("symmetric", "dense"), ("jordan", "dense"),
+                                         ("nonsymmetric", "auto")])
+def test_blocked_route_matches_dlsim(kind, method, output, batch, blocked_runs):
+    """No noise, no states requested: outputs by blocks of matrix-matrix products (T not a
+    multiple of the block length), the final state s_T from the last block start. Long
+    horizon with an eigenvalue close to 1 (slowly decaying kernel), initial states."""
+    rng = np.random.default_rng(seed_of("blocked", kind, method, output, batch))
+    sys = make_system(kind, 6 if kind != "jordan" else 5, 2, 3, rng)
     A = np.array(sys.A)
     # push the largest eigenvalue to modulus 0.999 while keeping symmetry / eigenvectors
     sys = sys.with_matrices(A=A * (0.999 / np.max(np.abs(np.linalg.eigvals(A)))))
-    Tl = 3000
-    u = rng.standard_normal(BATCHES[batch][0] + (Tl, 2))
-    res = simulate(sys, u, output=output, return_states=False)
-    assert conv_calls, "premise: the FFT convolution route was taken"
-    assert res.method == "modal" and res.x is None
-    bshape = BATCHES[batch][0]
-    for idx, u_i, _ in broadcast_streams(u, None, bshape):
-        y_ref, _, fin_ref = dlsim_reference(sys, u_i, np.zeros(6), output)
+    Tl = 3001
+    batch_u, batch_x0 = BATCHES[batch]
+    u = rng.standard_normal(batch_u + (Tl, 2))
+    x0 = rng.standard_normal(batch_x0 + (sys.n_states,))
+    res = simulate(sys, u, x0, output=output, method=method, return_states=False)
+    expected = "dense" if method == "auto" else method
+    assert blocked_runs == [expected], "premise: the blocked route produced the outputs"
+    assert res.path == expected and res.x is None
+    bshape = np.broadcast_shapes(batch_u, batch_x0)
+    for idx, u_i, x0_i in broadcast_streams(u, x0, bshape):
+        y_ref, _, fin_ref = dlsim_reference(sys, u_i, x0_i, output)
         assert_rel(res.y[idx], y_ref, TOL, f"y{idx}")
         assert_rel(res.final_state[idx], fin_ref, TOL, f"final{idx}")
 
 
-def test_lazy_final_state_does_not_read_caller_buffer_later(conv_calls):
-    """Regression: the FFT route computed final_state lazily from a view of the caller's u,
+def test_final_state_does_not_read_caller_buffer_later(blocked_runs):
+    """Regression: a former route computed final_state lazily from a view of the caller's u,
     so overwriting u (a reused buffer) before reading final_state changed it."""
     rng = np.random.default_rng(10)
     sys = make_system("symmetric", 3, 2, 1, rng)
-    buf = rng.standard_normal((2, 20, 2))
+    buf = rng.standard_normal((2, 40, 2))
     expected = dlsim_reference(sys, buf[1], np.zeros(3), "standard")[2]
     res = simulate(sys, buf[1], return_states=False)
-    assert conv_calls  # premise: the lazy route
+    assert blocked_runs  # premise: the blocked route
     buf[:] = 1e3
     assert_rel(res.final_state, expected, TOL)
 
 
-def test_convolution_route_not_taken_when_unsafe(conv_calls):
-    """Non-zero x0, noise, requested states, ρ(A) > 1, or inputs large enough that the
-    state bound could be reached all go through the recursion (which checks divergence)."""
+def test_blocked_route_not_taken_when_unsafe(blocked_runs):
+    """Noise, requested states, or a state bound that a block could reach (ρ(A) > 1, or a
+    bound close to the peak state norm) go through the recursion, which checks every step."""
     rng = np.random.default_rng(8)
     sys = make_system("symmetric", 4, 1, 1, rng)
-    u = rng.standard_normal((50, 1))
-    simulate(sys, u, np.ones(4), return_states=False)
-    simulate(sys, u, process_noise=0.1, rng=0, return_states=False)
-    simulate(sys, u)
-    # a bound twice the true peak state norm: safe, but not provably so from Σ|u| alone
-    peak = np.linalg.norm(simulate(sys, u).x, axis=-1).max()
-    simulate(sys, u, return_states=False, max_state_norm=2 * peak)
-    unstable = sys.with_matrices(A=np.array(sys.A) * 1.5 / np.abs(np.linalg.eigvalsh(sys.A)).max())
-    with pytest.raises(SimulationDivergedError):
-        simulate(unstable, np.ones((500, 1)), return_states=False, max_state_norm=1e3)
-    assert not conv_calls
+    u = rng.standard_normal((80, 1))
+    for method in ("auto", "modal", "dense"):
+        simulate(sys, u, process_noise=0.1, rng=0, return_states=False, method=method)
+        simulate(sys, u, method=method)
+        # a bound twice the true peak state norm: safe, but not provably so per block
+        peak = np.linalg.norm(simulate(sys, u).x, axis=-1).max()
+        simulate(sys, u, return_states=False, max_state_norm=2 * peak, method=method)
+        unstable = sys.with_matrices(A=np.array(sys.A) * 1.5 /
+                                     np.abs(np.linalg.eigvalsh(sys.A)).max())
+        with pytest.raises(SimulationDivergedError) as err:
+            simulate(unstable, np.ones((500, 1)), return_states=False, max_state_norm=1e3,
+                     method=method)
+        ref = simulate(unstable, np.ones((500, 1)), max_state_norm=1e300, method="dense").x
+        first = int(np.argmax(np.linalg.norm(ref, axis=-1) > 1e3)) - 1  # x_{t+1} crossed
+        assert err.value.step == first
+    assert not blocked_runs
     simulate(sys, u, return_states=False)
-    assert len(conv_calls) == 1  # and the safe case does take it
+    assert blocked_runs == ["dense"]  # and the safe case does take it
 
 
 # ----------------------------------------------------------------- noise
@@ -360,9 +374,11 @@ def test_paper_scale_region_systems_match_dlsim(region):
     sys = random_lds(512, intervals, rng=0)
     u = np.random.default_rng(1).standard_normal((2**14, 1))
     y_ref, x_ref, fin_ref = dlsim_reference(sys, u, np.zeros(512), "standard")
-    fast = simulate(sys, u, return_states=False)  # FFT convolution route
+    fast = simulate(sys, u, return_states=False)  # blocked dense route
+    blocked_modal = simulate(sys, u, return_states=False, method="modal")
     rec = simulate(sys, u)  # modal recursion with states
-    assert_rel(fast.y, y_ref, TOL)
-    assert_rel(fast.final_state, fin_ref, TOL)
+    for res in (fast, blocked_modal):
+        assert_rel(res.y, y_ref, TOL)
+        assert_rel(res.final_state, fin_ref, TOL)
     assert_rel(rec.y, y_ref, TOL)
     assert_rel(rec.x, x_ref, TOL)
