@@ -28,7 +28,7 @@ from .experiments.base import SCALES
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``lds-toolkit reproduce`` and the ``simulations/`` scripts."""
     parser.add_argument("--scale", choices=SCALES, default=None,
-                        help="quick (the pipeline: each experiment within 30 s on 2 cores), "
+                        help="quick (the pipeline: each experiment within a minute on 2 cores), "
                              "medium (CPU evidence, trained to a plateau), paper (default) "
                              "or gpu (~40 min of one H100; assoc-recall and las-ablation)")
     parser.add_argument("--quick", action="store_true", help="same as --scale quick")

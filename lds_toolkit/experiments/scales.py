@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._validation import check_choice
 
-#: The scales: ``"quick"`` (the pipeline: each experiment within 30 s on 2 cores),
+#: The scales: ``"quick"`` (the pipeline: each experiment within a minute on 2 cores),
 #: ``"medium"`` (CPU evidence: trained to a plateau where training is involved; the neural
 #: set within an hour on 2 cores),
 #: ``"paper"`` (the papers' sizes; the neural ones want a GPU) — every experiment has these
