@@ -18,7 +18,14 @@ import numpy as np
 from numba import njit
 
 from ._cores import norm_exceeds, squared_limit
-from ._modal import certify, integral_sums, modal_form, recursion_rounding, reduce_modes
+from ._modal import (
+    certify,
+    geometric_sums,
+    integral_sums,
+    modal_form,
+    recursion_rounding,
+    reduce_modes,
+)
 from ._paths import Diverged
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -138,7 +145,10 @@ def run_varying(system, h, ub, x0b, bound, method, rtol, forced_max_cond):
     zmax = np.maximum(zmax, np.abs(Bm) @ umax * uniq.max(initial=0.0))
     S, G = integral_sums(red.lam, float(h.sum()))
     gain = np.abs(e).max(axis=0, initial=0.0)
-    steps = np.minimum(float(h.size), 1.0 / np.maximum(1.0 - gain, 1.0 / max(h.size, 1)))
+    # a rounding error made at step j reaches the end multiplied by up to gain^(K-1-j): the
+    # geometric sum, not K, for an unstable mode (an open-loop-unstable A under feedback
+    # inputs amplifies each step's rounding by e^(Re lam (t_end - t_j)))
+    steps = geometric_sums(gain, h.size)[0]
     drive = np.abs(phi).max(axis=0, initial=0.0) * (np.abs(Bm) @ umax)
     xi0 = None
     if np.any(x0b):
