@@ -346,7 +346,10 @@ def _scale_cell(row: ReportRow) -> str:
         verdict = f"{verdict} (not expected at this scale)"
     elif verdict == MODIFIED:
         verdict = f"{verdict} ({_changes_text(row.changes)})"
-    return f"**{verdict}**<br>{r.describe_value()}" + (f" (seeds {spread})" if spread else "")
+    # "[" as an entity: a bracketed list such as "[[11, 2.2], [83.7, 12]]" would otherwise read
+    # as a Markdown reference link (MkDocs' autorefs reports it, strict builds fail)
+    value = r.describe_value().replace("[", "&#91;")
+    return f"**{verdict}**<br>{value}" + (f" (seeds {spread})" if spread else "")
 
 
 def reproduction_table(roots: Mapping[str, str | Path],

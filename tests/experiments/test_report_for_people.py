@@ -17,6 +17,7 @@ from lds_toolkit.experiments import (
     register,
     reproduce,
 )
+from lds_toolkit.experiments import base as experiments_base
 from lds_toolkit.experiments.claims import Claim
 from lds_toolkit.experiments.report import (
     MODIFIED,
@@ -30,7 +31,6 @@ from lds_toolkit.experiments.report import (
 NAME = "report-toy"
 
 
-@register
 class ReportToy(Experiment):
     """Two seeds of ``n`` draws; ``mean_n`` is ``n``, ``printed_ok`` a check that fails."""
 
@@ -58,6 +58,16 @@ class ReportToy(Experiment):
     def summarize(self, config, tasks, results):
         return {"mean_n": float(np.mean([r["n"] for r in results])),
                 "printed_ok": False}, {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered():
+    """The toy is registered for this module's tests only: left in the registry it would
+    enter every later listing (the docs' reproduction table, the one-script-per-experiment
+    check)."""
+    register(ReportToy)
+    yield
+    experiments_base._REGISTRY.pop(NAME, None)
 
 
 def _rows(out, **kwargs):
