@@ -125,7 +125,7 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
         states = np.concatenate([res.x, x_last[..., None, :]], axis=-2)
         y = np.concatenate([res.y, y_last[..., None, :]], axis=-2)
         return SimulationResult(y=y, x=states, final_state=x_last, method=res.method, t=t, u=u,
-                                certificate=res.certificate)
+                                certificate=res.certificate, names=system.names())
 
     try:
         batch_shape = np.broadcast_shapes(u.shape[:-2], () if x0 is None else x0.shape[:-1])
@@ -149,7 +149,7 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
             states = states.reshape(batch_shape + states.shape[1:])
             return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
                                     final_state=states[..., -1, :], method="modal", t=t, u=u,
-                                    certificate=cert)
+                                    certificate=cert, names=system.names())
 
     Phi = np.empty((h.size, n, n))
     Gam = np.empty((h.size, n, d_in))
@@ -164,7 +164,7 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     states = states.reshape(batch_shape + states.shape[1:])
     return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
                             final_state=states[..., -1, :], method="dense", t=t, u=u,
-                            certificate=cert)
+                            certificate=cert, names=system.names())
 
 
 def _raise_diverged(bad_b, bad_k, batch_shape, bound):

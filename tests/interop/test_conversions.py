@@ -280,3 +280,22 @@ def test_etc_run_as_time_response_with_the_plants_names():
     assert bare.names is None
     resp = lt.simulate_etc(bare, LyapunovRule(0.5), [1.0, 0.0], horizon=1.0).to_time_response()
     assert resp.state_labels == ["x[0]", "x[1]"] and resp.input_labels == ["u[0]"]
+
+
+@pytest.mark.parametrize("t", [np.linspace(0.0, 1.0, 11), np.array([0.0, 0.1, 0.3, 0.35, 1.0])],
+                         ids=["uniform", "varying"])
+@pytest.mark.parametrize("method", ["dense", "modal"])
+def test_simulate_continuous_keeps_the_signal_names_and_matches_forced_response(t, method):
+    """Names survive on every route of simulate_continuous (uniform and varying grids, dense
+    and modal), and on the uniform grid the response equals python-control's forced_response
+    of the same system (which takes equally spaced times only)."""
+    G = ct.ss([[-1.0, 0.5], [0.0, -2.0]], [[1.0], [1.0]], [[1.0, 1.0]], [[0.0]],
+              inputs=["force"], outputs=["pos"], states=["a", "b"])
+    u = np.ones((t.size, 1))
+    res = lt.simulate_continuous(G, t, u, method=method)
+    tr = res.to_time_response()
+    assert (tr.input_labels, tr.output_labels, tr.state_labels) == (["force"], ["pos"],
+                                                                     ["a", "b"])
+    if np.allclose(np.diff(t), t[1] - t[0]):
+        ref = ct.forced_response(G, t, np.ones(t.size), X0=[0.0, 0.0])
+        np.testing.assert_allclose(res.y[:, 0], ref.outputs, rtol=1e-9, atol=1e-12)
