@@ -79,6 +79,12 @@ def save_figure(fig, outdir: str | Path, name: str) -> list[Path]:
     paths = [outdir / f"{name}.png", outdir / f"{name}.pdf"]
     with style():
         fig.tight_layout()
+        # tight_layout() leaves a placeholder layout engine on the figure, and with any engine
+        # set, every savefig first lays the whole figure out once more (a draw without
+        # rendering: all tick labels and mathtext measured again) before drawing it. The
+        # layout is done; without the engine each file costs one draw, which is the same
+        # image, in about half the time.
+        fig.set_layout_engine(None)
         for p in paths:
             fmt = p.suffix[1:]
             meta = {"CreationDate": None} if fmt == "pdf" else None
