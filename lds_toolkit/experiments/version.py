@@ -29,7 +29,9 @@ Not covered: data read from disk at run time and libraries outside the list abov
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
+import importlib.machinery
 import importlib.util
 import sys
 from importlib import metadata
@@ -92,51 +94,83 @@ def _source_path(name: str) -> Path | None:
     mod = sys.modules.get(name)
     file = getattr(mod, "__file__", None) if mod is not None else None
     if file is None:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            return None
+        spec = _find_spec(name)
         file = spec.origin if spec is not None else None
     if not file or not str(file).endswith(".py") or not Path(file).is_file():
         return None
     return Path(file)
 
 
+def _find_spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of module ``name`` (``None`` when there is none), found without running
+    anything: ``importlib.util.find_spec`` imports a submodule's parent packages, and
+    ``lds_toolkit.neural``'s ``__init__`` imports torch (seconds), which hashing the code of
+    a neural experiment does not need. A loaded module's own spec is used; otherwise the
+    parent's ``submodule_search_locations`` are searched with the path finder."""
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return getattr(mod, "__spec__", None)
+    parent, _, _ = name.rpartition(".")
+    try:
+        if not parent:
+            return importlib.util.find_spec(name)  # a top-level name: nothing is imported
+        parent_spec = _find_spec(parent)
+        locations = getattr(parent_spec, "submodule_search_locations", None)
+        if locations is None:
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, list(locations))
+    except (ImportError, ValueError):
+        return None
+
+
 def _imports(src: bytes, package: str, filename: str, first_party: set[str]) -> set[str]:
     """Module names imported anywhere in ``src`` (relative imports resolved; a first-party
     ``from X import Y`` counts as ``X.Y`` when that is a submodule, else as ``X``)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(src, filename=filename)):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                try:
-                    base = importlib.util.resolve_name("." * node.level + (node.module or ""),
-                                                       package)
-                except ImportError:
-                    continue
-            else:
-                base = node.module or ""
-            if not base:
+    for module, level, names in _import_statements(src, filename):
+        if names is None:  # import X, Y
+            out.update(module)
+            continue
+        if level:
+            try:
+                base = importlib.util.resolve_name("." * level + module, package)
+            except ImportError:
                 continue
-            if base.split(".")[0] not in first_party:
-                out.add(base)
-                continue
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                # Y is a submodule: its code provides Y; otherwise X's own code does
-                out.add(sub if alias.name != "*" and _is_module(sub) else base)
+        else:
+            base = module
+        if not base:
+            continue
+        if base.split(".")[0] not in first_party:
+            out.add(base)
+            continue
+        for name in names:
+            sub = f"{base}.{name}"
+            # Y is a submodule: its code provides Y; otherwise X's own code does
+            out.add(sub if name != "*" and _is_module(sub) else base)
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _import_statements(src: bytes, filename: str) -> tuple:
+    """The import statements of ``src`` as ``(modules, 0, None)`` for ``import X, Y`` and
+    ``(module, level, names)`` for ``from ...module import names``, anywhere in the file.
+
+    Parsing and walking the syntax tree is most of the cost of :func:`code_version`
+    (``reproduce all`` hashes thirteen closures that share most modules), and it depends on
+    the source bytes alone, so it is kept per source; resolving the names (which depends on
+    the files present) is done at every call.
+    """
+    out: list = []
+    for node in ast.walk(ast.parse(src, filename=filename)):
+        if isinstance(node, ast.Import):
+            out.append((tuple(alias.name for alias in node.names), 0, None))
+        elif isinstance(node, ast.ImportFrom):
+            out.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+    return tuple(out)
+
+
 def _is_module(name: str) -> bool:
-    if name in sys.modules:
-        return True
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError, AttributeError):
-        return False
+    return name in sys.modules or _find_spec(name) is not None
 
 
 def _library_version(lib: str) -> str:

@@ -270,6 +270,34 @@ def test_code_version_covers_the_shared_modules_of_the_catalog():
             assert mod in closure, mod
 
 
+def test_code_version_follows_submodules_without_running_their_packages(tmp_path,
+                                                                      monkeypatch):
+    """A neural experiment's closure reaches lds_toolkit.neural.* without importing torch:
+    submodules are found through their parent's search path, a package's ``__init__`` is
+    not run (here it would write a marker, like lds_toolkit.neural's imports torch)."""
+    pkg = tmp_path / "closure_pkg_for_store_test"
+    (pkg / "heavy").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    marker = tmp_path / "heavy_init_ran"
+    (pkg / "heavy" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n")
+    (pkg / "heavy" / "layer.py").write_text("from .deep import K\n")
+    (pkg / "heavy" / "deep.py").write_text("K = 3\n")
+    (pkg / "exp.py").write_text(EXPERIMENT_MODULE.replace(
+        "from .helper import SCALE", "SCALE = 1.0\n\n\ndef train():\n"
+        "    from .heavy.layer import K\n    return K"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    exp = _import_versioned(pkg)
+    closure = module_closure(type(exp).__module__)[0]
+    for mod in ("heavy.layer", "heavy.deep"):
+        assert f"{pkg.name}.{mod}" in closure, mod
+    assert not marker.exists() and f"{pkg.name}.heavy" not in sys.modules
+    v1 = code_version(exp)
+    (pkg / "heavy" / "deep.py").write_text("K = 4\n")  # reached only through the package
+    assert code_version(_import_versioned(pkg)) != v1
+    assert not marker.exists()
+
+
 # ------------------------------------------------------------- planted pickle payloads
 
 
