@@ -117,6 +117,24 @@ def _as_vector(name: str, value, d: int) -> np.ndarray:
     return arr
 
 
+def _checked_design(design, n: int, m: int, d_in: int, d_out: int):
+    """``(X, base)`` of a ``design=`` argument as float arrays of shapes (n, m, d_in) and
+    (n, d_out), else an error naming what was expected."""
+    if not isinstance(design, tuple) or len(design) != 2:
+        raise TypeError(f"design must be the pair (X, base) that design(u, y) returns, got "
+                        f"{type(design).__name__}")
+    X, base = design
+    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, m, d_in)):
+        raise ValueError(f"design's X must be a float64 array of shape ({n}, {m}, {d_in}) "
+                         f"(steps, filters, d_in), got {getattr(X, 'dtype', type(X))} "
+                         f"{getattr(X, 'shape', '')}")
+    if not (isinstance(base, np.ndarray) and base.dtype == np.float64
+            and base.shape == (n, d_out)):
+        raise ValueError(f"design's base must be a float64 array of shape ({n}, {d_out}), "
+                         f"got {getattr(base, 'dtype', type(base))} {getattr(base, 'shape', '')}")
+    return np.ascontiguousarray(X), np.ascontiguousarray(base)
+
+
 def _check_positive(name, value, allow_inf=False):
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number > 0, got {type(value).__name__} {value!r}")
@@ -317,13 +335,19 @@ class OnlineLearner(ABC):
         self._advance(u_t, y_t, feats, pred)
 
     # ------------------------------------------------------------------ batch
-    def fit_predict(self, u, y) -> np.ndarray:
+    def fit_predict(self, u, y, *, design=None) -> np.ndarray:
         """Run the online protocol over a whole stream from a fresh start.
 
         Parameters
         ----------
         u : array_like, shape (n, d_in) or (n,)
         y : array_like, shape (n, d_out) or (n,)
+        design : tuple (X, base), optional
+            This learner's :meth:`design` of the same ``(u, y)``, when the caller has it
+            already: a search over step sizes (which do not enter the features) builds it
+            once instead of once per step size (the FFT convolution is most of a fit at
+            T = 2^10). Its shapes are checked; that it comes from this feature map (horizon,
+            k, context, filter precision) and this stream is the caller's promise.
 
         Returns
         -------
@@ -333,8 +357,12 @@ class OnlineLearner(ABC):
         """
         u, y = _as_streams(u, y)
         self.reset(u.shape[1], y.shape[1])
-        X = lagged_features(u, self._taps, lag=1)
-        base = ar_part(y, self._coefs)
+        if design is None:
+            X = lagged_features(u, self._taps, lag=1)
+            base = ar_part(y, self._coefs)
+        else:
+            X, base = _checked_design(design, u.shape[0], self._taps.shape[1], u.shape[1],
+                                      y.shape[1])
         return self._run_stream(u, y, X, base)
 
     def _run_stream(self, u, y, X, base) -> np.ndarray:
@@ -531,9 +559,11 @@ class LDSOracle(OnlineLearner):
         self._u_prev = u_t
         self.n_updates_ += 1
 
-    def fit_predict(self, u, y):
+    def fit_predict(self, u, y, *, design=None):
         from ..systems import simulate
 
+        if design is not None:
+            raise ValueError("LDSOracle has no features: design must be None")
         system, x0 = self._check_system()
         u, y = _as_streams(u, y, system.n_inputs, system.n_outputs)
         self.reset(u.shape[1], y.shape[1])
@@ -607,11 +637,15 @@ class BestInHindsight(OnlineLearner):
             self.coef_ = fitted.copy()
         return self
 
-    def fit_predict(self, u, y):
+    def fit_predict(self, u, y, *, design=None):
         from ._hindsight import AugmentedQR, solve_block_ball_lsq
 
         u, y = _as_streams(u, y)
-        X, base = self.design(u, y)
+        if design is None:
+            X, base = self.design(u, y)
+        else:
+            X, base = _checked_design(design, u.shape[0], self._setup()[0].shape[1],
+                                      u.shape[1], y.shape[1])
         n, m, d_in = X.shape
         d_out = y.shape[1]
         radius = self._radius()

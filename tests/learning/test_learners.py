@@ -281,3 +281,53 @@ def test_clone_and_params():
     assert c.context_length == 64
     with pytest.raises(ValueError, match="unknown parameter"):
         le.set_params(alpha=1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SpectralFiltering(horizon=64, k=6, context=9, radius=2.0, lr=0.05,
+                              lr_schedule="constant"),
+    lambda: SpectralFilteringAR2(horizon=64, k=6, context=None, radius=2.0, lr=0.5),
+    lambda: LastValue(),
+])
+def test_fit_predict_on_a_given_design_is_the_plain_fit(make):
+    """design= (features built once for a step-size search) gives the numbers, losses and
+    streaming state of a plain fit_predict, bit for bit, whatever the step."""
+    rng = np.random.default_rng(7)
+    u, y = rng.standard_normal((64, 2)), rng.standard_normal((64, 1))
+    design = make().design(u, y)
+    for lr in (0.01, 0.2):
+        params = {"lr": lr} if "lr" in make().get_params() else {}
+        plain, reused = make().set_params(**params), make().set_params(**params)
+        np.testing.assert_array_equal(plain.fit_predict(u, y),
+                                      reused.fit_predict(u, y, design=design))
+        np.testing.assert_array_equal(plain.losses_, reused.losses_)
+        np.testing.assert_array_equal(plain.coef_, reused.coef_)
+        assert plain.predict_one(u[0]) == reused.predict_one(u[0])
+
+
+def test_best_in_hindsight_on_a_given_design_is_the_plain_solve():
+    from lds_toolkit.learning.learners import BestInHindsight
+
+    rng = np.random.default_rng(8)
+    u, y = rng.standard_normal((96, 1)), rng.standard_normal((96, 1))
+    template = SpectralFiltering(horizon=96, k=5, context=12, radius=0.5)
+    plain, reused = BestInHindsight(template), BestInHindsight(template)
+    np.testing.assert_array_equal(plain.fit_predict(u, y),
+                                  reused.fit_predict(u, y, design=template.design(u, y)))
+    assert plain.solution_.value == reused.solution_.value
+
+
+def test_a_design_of_another_shape_is_refused():
+    rng = np.random.default_rng(9)
+    u, y = rng.standard_normal((32, 1)), rng.standard_normal((32, 1))
+    other = SpectralFiltering(horizon=32, k=4).design(u, y)  # 4 filters, not 5
+    with pytest.raises(ValueError, match=r"design's X must be a float64 array of shape "
+                                         r"\(32, 5, 1\)"):
+        SpectralFiltering(horizon=32, k=5).fit_predict(u, y, design=other)
+    with pytest.raises(ValueError, match=r"design's base must be .* shape \(32, 1\)"):
+        SpectralFiltering(horizon=32, k=4).fit_predict(u, y, design=(other[0], other[1][:5]))
+    with pytest.raises(TypeError, match="the pair"):
+        SpectralFiltering(horizon=32, k=4).fit_predict(u, y, design=[other[0]])
+    oracle = LDSOracle(LDS([[0.5]], [[1.0]], [[1.0]], dt=1.0))
+    with pytest.raises(ValueError, match="LDSOracle has no features"):
+        oracle.fit_predict(u, y, design=other)
