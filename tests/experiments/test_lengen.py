@@ -134,6 +134,29 @@ def test_step_size_search_widens_an_edge_until_interior():
     assert lrs[0] < lr < lrs[-1]
 
 
+def test_step_size_search_losses_are_those_of_fresh_fits():
+    """The search builds each feature map once and refits it per step; every loss it
+    records is the final loss of a learner built and fitted from scratch with that step."""
+    from lds_toolkit.experiments.catalog._lengen_common import final_loss
+
+    rng = np.random.default_rng(4)
+    sys_ = LDS([[0.95]], [[1.0]], [[0.5]], dt=1.0)
+    u = rng.standard_normal((256, 1))
+    y = simulate(sys_, u, output="lengen").y
+    cfg = {"T": 256, "k": 8, "filter_precision": "double",
+           "lr_grid": {"constant": [0.05, 0.1, 0.2], "inv_sqrt": [0.5, 1.0]}}
+    _, search = choose_step_size(SpectralFiltering, cfg, 10.0, u, y, context=20)
+    checked = 0
+    for schedule in cfg["lr_grid"]:
+        for lr, loss in search[schedule]:
+            fresh = SpectralFiltering(horizon=256, k=8, context=20, radius=10.0, lr=lr,
+                                      lr_schedule=schedule)
+            fresh.fit_predict(u, y)
+            assert loss == final_loss(fresh.losses_)
+            checked += 1
+    assert checked >= 5
+
+
 def test_figure_3_and_4_share_systems(quick_runs):
     eb = quick_runs["lengen-region-b"].arrays["eigenvalues"]
     e2 = quick_runs["lengen-alg2"].arrays["eigenvalues"]
@@ -160,8 +183,13 @@ def test_regret_scaling_summary(quick_runs):
     s = quick_runs["regret-scaling"].summary
     arrays = quick_runs["regret-scaling"].arrays
     Ts = np.array(s["T_values"], dtype=float)
-    for setup in ("alg1-regionA", "alg1-regionB", "alg2-regionA", "alg2-regionB"):
-        for q in ("0.5", "0.75", "0.875", "1"):
+    cfg = s["config"]
+    # quick: the setups and contexts the quick claims read, three horizons
+    assert cfg["setups"] == ["alg1-regionA", "alg1-regionB", "alg2-regionB"]
+    assert cfg["q_values"] == [0.5, 0.875, 1.0] and len(Ts) == 3
+    for setup in cfg["setups"]:
+        assert setup in s and set(s[setup]) == {"0.5", "0.875", "1"}
+        for q in s[setup]:
             e = s[setup][q]
             assert len(e["regret_mean"]) == len(e["context_gap_mean"]) == len(s["T_values"])
             assert len(e["slope_per_seed"]) == s["seeds"]
@@ -180,6 +208,9 @@ def test_regret_scaling_summary(quick_runs):
         t = arrays[f"{setup}_curve_t"]
         late = t >= Ts[-1] * s["curve_late_from"]
         assert late.sum() >= 4
+        # quick computes the curve on its late part only (curve_from = curve_late_from)
+        assert t[0] == np.ceil(Ts[-1] * cfg["curve_from"]) and late.all()
+        assert t[-1] == Ts[-1] and len(t) == cfg["curve_points"]
         for i, slope in enumerate(s[setup]["0.5"]["curve_slope_late_per_seed"]):
             if slope is not None:
                 assert slope == pytest.approx(
