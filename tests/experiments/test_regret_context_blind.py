@@ -62,5 +62,7 @@ def test_context_claims_fail_for_a_context_blind_learner(experiment_run, tmp_pat
     # the blind learner's regret is the full-context learner's at every T, seed and context
     for setup in ("alg1-regionA", "alg1-regionB"):
         full = blind[setup]["1"]["regret_per_seed"]
-        for q in ("0.5", "0.75", "0.875"):
+        shorter = [q for q in blind[setup] if q != "1"]
+        assert shorter
+        for q in shorter:
             np.testing.assert_array_equal(blind[setup][q]["regret_per_seed"], full)
