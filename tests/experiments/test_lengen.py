@@ -200,6 +200,13 @@ def test_regret_scaling_summary(quick_runs):
             # a step chosen for every (T, seed) for this context
             assert set(e["steps"]) == {str(int(T)) for T in Ts}
         assert all(g == 0 for g in s[setup]["1"]["context_gap_mean"])
+        # quick: the shorter contexts' gaps at the largest T only (where the claims read them)
+        assert cfg["context_gap_every_T"] is False
+        for q in ("0.5", "0.875"):
+            gaps = s[setup][q]["context_gap_mean"]
+            assert gaps[:-1] == [None] * (len(Ts) - 1) and gaps[-1] >= 0
+            assert None not in s[setup][q]["context_gap_at_T_per_seed"]
+            assert np.isnan(arrays[f"{setup}_context_gap"][:, :-1, :-1]).all()
         assert all(d == 0 for d in s[setup]["1"]["slope_minus_full_per_seed"]
                    if d is not None)
         # the regret curve at the largest T ends at the final regret, and its late slope

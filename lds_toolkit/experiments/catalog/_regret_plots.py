@@ -55,7 +55,8 @@ def plot_regret(config, summary, arrays, outdir):
         ax.plot(Ts, ref * Ts / Ts[0], "k--", lw=0.7, label=r"$\propto T$")
         ax.set_title(_title(setup))
         ax.set_ylabel(r"Regret$_{\rm Asym,T}(A(T^q), \Pi_T)$ (median, seeds)")
-        axg.set_ylabel(r"context gap $\min_{\Pi_{T^q}} - \min_{\Pi_T}$ (median)")
+        axg.set_ylabel(r"context gap $\min_{\Pi_{T^q}} - \min_{\Pi_T}$ (median)"
+                       + ("" if np.all(np.isfinite(gap)) else ", largest T only"))
         for a in (ax, axg):
             a.set_xscale("log", base=2)
             a.set_yscale("log")
