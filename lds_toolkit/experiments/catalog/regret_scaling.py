@@ -225,7 +225,7 @@ class RegretScaling(Experiment):
     @staticmethod
     def _quick_config(seeds):
         """The quick scale: the pipeline and the shape of the result, every claim declared
-        for quick judged on 16 seeds, in ~1/3 of the former sweep (26 s on 2 idle cores).
+        for quick judged on 16 seeds, its sweep ~1/5 of the former one (26 s on 2 idle cores).
 
         Only what the quick claims read, and enough around it for the figure:
 
