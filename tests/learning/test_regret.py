@@ -238,3 +238,27 @@ def test_regret_scaling_case_that_broke_the_dual_solver():
     ref = lsq_linear(D, Z[:, 0], bounds=(-radius, radius), method="bvls", tol=1e-15)
     assert sol.gap <= 1e-10 * (sol.value + 1e-3 * float(np.sum(Z**2)))
     assert sol.value <= 2 * ref.cost + 1e-12
+
+
+def test_barrier_multipliers_are_polished_until_the_gap_is_certified():
+    """Regression: a best-in-hindsight solve from a regret run on a GPU machine's NumPy
+    (16 filters, one input and output, cond(R11) = 1.1e11, optimum 3.1e-11 against f(0) = 82;
+    stored here as one of the perturbed copies that fail the same way on this machine). The
+    dual ascent stalled, and the barrier's central-path multipliers certified only a gap of
+    2.3e-11 against the floor 1e-10 * 1e-3 f(0) = 8.2e-12: the solver raised. Polishing those
+    multipliers by the dual ascent certifies the gap; the value equals scipy's bounded
+    least squares (the balls are boxes for one input and output)."""
+    from pathlib import Path
+
+    from scipy.optimize import lsq_linear
+
+    case = np.load(Path(__file__).parent / "data" / "hindsight_cond1e11.npz")
+    R11, R12, c0, radius = case["R11"], case["R12"], float(case["c0"]), float(case["radius"])
+    assert np.linalg.cond(R11) > 1e11
+    sol = solve_block_ball_lsq(R11, R12, c0, 16, 1, radius)
+    f0 = float(np.sum(R12**2)) + c0
+    assert sol.gap <= 1e-10 * (sol.value + 1e-3 * f0)
+    assert np.all(np.abs(sol.W) <= radius * (1 + 1e-12))
+    assert sol.value == pytest.approx(float(np.sum((R11 @ sol.W - R12) ** 2)) + c0, rel=1e-9)
+    ref = lsq_linear(R11, R12[:, 0], bounds=(-radius, radius), method="bvls", tol=1e-15)
+    assert abs(sol.value - (2 * ref.cost + c0)) <= sol.gap + 1e-12 * f0
