@@ -67,8 +67,6 @@ _MIN_STATE_STEPS = 512
 STATE_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: Multiply-adds (nb T n^2) from which the blocked route with states splits over threads.
 _THREADED_MACS = 2**25
-#: Below this state dimension states come from the per-step recursion (as fast there).
-_MIN_STATES_N = 16
 
 
 def block_length(n: int, d_in: int, d_out: int, T: int, diagonal: bool) -> int:
@@ -158,7 +156,7 @@ class BlockPlan:
         self.diagonal, self.complex = diagonal, complex_
         self.n_state = n_state
         self.bound_coef = bound_coef  # modal: (m,) weights; dense: scalar max ||A^j||
-        self.ctr_abs = ctr_abs  # modal: (m,) Σ_a |WB|_{ia}; dense: ||B||_2 sqrt(d_in)
+        self.ctr_abs = ctr_abs  # modal: (m,) Σ_a |WB|_{ia}; dense: ||B||_F sqrt(d_in)
         self.step = step  # dense with states: (A^T, B^T, C^T, D^T) of run_states's stages
 
     @classmethod
