@@ -17,6 +17,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-run
 DEV    := $(VENV)/.installed-dev
 JOBS   ?= 2
+# pytest-xdist workers for make test (each test module stays on one worker: --dist loadfile)
+TEST_JOBS ?= 2
 # PyTorch's wheel index for torch alone, e.g. https://download.pytorch.org/whl/cpu (empty: the
 # default index)
 TORCH_INDEX ?=
@@ -61,7 +63,7 @@ typecheck: $(DEV)
 test: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 # The site in strict mode (broken links or references, a failing tutorial: error). The
 # tutorials are executed (full size; cached in .cache/docs-tutorials/ until they or the

@@ -139,28 +139,60 @@ def _fmt_s(s: float) -> str:
     return f"{s * 1e3:.3g} ms" if abs(s) < 1 else f"{s:.3g} s"
 
 
-#: Training passes of the nss-s4 experiment per DPLR model (steps x seeds; medium stops early
-#: on a plateau, so its figure is an upper bound): lds_toolkit/experiments/catalog/nss_s4.py.
-NSS_S4_PASSES = {"quick": 1000 * 2, "medium": 4000 * 8}
+def nss_s4_passes(scale: str) -> int:
+    """Training passes of the nss-s4 experiment per DPLR model at ``scale`` (steps x seeds,
+    from its config; medium stops early on a plateau, so its figure is an upper bound)."""
+    from lds_toolkit.experiments import get_experiment
+    from lds_toolkit.experiments.runner import build_config
+
+    cfg = build_config(get_experiment("nss-s4"), scale=scale)
+    return int(cfg["steps"]) * int(cfg["seeds"])
+
+
+#: The neural experiments, whose wall time the layers' speed decides.
+NEURAL = ("induction-heads", "cloze", "nss-s4", "las-ablation", "lds-streams", "assoc-recall")
+
+
+def committed_wall(scale: str, root: Path = ROOT / "docs" / "results") -> dict:
+    """Sweep seconds, date and workers of the committed neural runs at ``scale``, read from
+    their run.json (written by the runner, not by this script)."""
+    out = {}
+    for name in NEURAL:
+        f = root / scale / name / "run.json"
+        if f.exists():
+            run = json.loads(f.read_text())
+            out[name] = (run["sweep_seconds"], run["date"][:10], run["jobs"])
+    return out
 
 
 def neural_wall(before: dict, after: dict) -> str:
-    """What the layer changes mean for the neural experiments' wall time."""
-    text = (
-        "**Neural experiments' wall time.** Measured by whole runs before issue 28 (not by "
-        "this script): the quick neural set about 20 s per experiment, the medium neural set "
-        "48.5 min (2 idle cores of an AVX-512/AMX Xeon; 64-77 min on a slower one). Of the "
-        "layers above only the DPLR kernel (S4 / S4+ with `mode=\"dplr\"`, the nss-s4 "
-        "experiment's `s4` and `s4+` models) changed; the others run the same code, so the "
-        "quick and medium wall times change only by nss-s4's share")
+    """What the layer changes mean for the neural experiments' wall time, with the committed
+    runs' own times (docs/results/{quick,medium}/*/run.json)."""
+    parts = []
+    for scale in ("quick", "medium"):
+        runs = committed_wall(scale)
+        if runs:
+            total = sum(s for s, _, _ in runs.values())
+            each = ", ".join(f"{n} {s:.0f} s" for n, (s, _, _) in runs.items())
+            dates = sorted({d for _, d, _ in runs.values()})
+            parts.append(f"{scale} {total / 60:.1f} min of sweeps ({each}; "
+                         f"{' to '.join(dict.fromkeys([dates[0], dates[-1]]))}, "
+                         f"--jobs {max(j for _, _, j in runs.values())})")
+    text = ("**Neural experiments' wall time.** The committed runs' sweeps (their run.json, "
+            "not this script; the quick set comes from one `make figures` on an idle machine, "
+            "the medium runs from separate sessions, several under load, so their sum is not "
+            "an idle wall time): "
+            + "; ".join(parts) + ". Of the layers above only the DPLR kernel (S4 / S4+ with "
+            "`mode=\"dplr\"`, the nss-s4 experiment's `s4` and `s4+` models) changed in issue "
+            "28; the others run the same code, so the training share of those times changes "
+            "only by nss-s4's")
     both = [k for k in after if k in before]
     if both:
         per_step = sum(before[k]["seconds"] - after[k]["seconds"] for k in both)
         text += (f": {per_step * 1e3:.3g} ms per training step of the {len(both)} models "
-                 f"together, i.e. {per_step * NSS_S4_PASSES['quick']:.3g} s of CPU over the "
-                 f"quick run (1000 steps x 2 seeds) and at most "
-                 f"{per_step * NSS_S4_PASSES['medium']:.3g} s over the medium one (4000 steps "
-                 "x 8 seeds; the plateau stops earlier), spread over the run's workers")
+                 f"together, i.e. {per_step * nss_s4_passes('quick'):.3g} s of CPU over the "
+                 f"quick run and at most {per_step * nss_s4_passes('medium'):.3g} s over the "
+                 "medium one (the plateau stops earlier), spread over the run's workers")
     return text + "."
 
 

@@ -5,11 +5,13 @@ and a line is fitted to log(time) against log(size) over the upper half of the g
 the asymptotic term dominates); the slope is the fitted exponent. Theory:
 
 * simulation, time against T (n = 128, one stream): every path is linear in T;
-* simulation, time against n (T = 2^14): the dense recursion O(T n^2); the blocked dense route
-  O(T (n^2 / L + n)) with L ~ n, i.e. ~n per step, plus an O(n^3 log L) set-up; the modal path
-  with states O(T n^2) (one n x n back-transform per step) plus the O(n^3)
-  eigen-decomposition. At T = 2^14 the n^3 set-ups dominate from n ~ 128 on, so the
-  theoretical exponent over the upper half of the grid is 3 for both, 2 for the recursion;
+* simulation, time against n (T = 2^14): the blocked dense route for outputs
+  O(T (n^2 / L + n)) with L ~ n, i.e. ~n per step, plus an O(n^3 log L) set-up; the blocked
+  dense route with states O(T n^2) (every state is one n x n product, batched over the blocks)
+  plus the same set-up; the modal path with states O(T n^2) (one n x n back-transform per step)
+  plus the O(n^3) eigen-decomposition. At T = 2^14 the n^3 set-ups dominate the outputs route
+  and the modal path from n ~ 128 on (theoretical exponent 3 over the upper half of the grid),
+  while T n^2 stays the larger term of the blocked states route (exponent 2);
 * spectral filters against T (k = 24): fast path O(T log T) (exponent ~1.07 over 2^12-2^20),
   dense ``eigh`` O(T^3);
 * layers against L (batch 8, d = 64, fwd+bwd, one thread): S4 and STU O(L log L), LaS-chunk
@@ -62,8 +64,9 @@ def simulation_series(quick: bool) -> list[dict]:
     rng = np.random.default_rng(0)
     paths = {
         "dense, blocked (outputs)": (lambda s, u: simulate(s, u, return_states=False), 1.0),
+        "dense, blocked (outputs + states)": (lambda s, u: simulate(s, u, method="dense"),
+                                              1.0),
         "modal (outputs + states)": (lambda s, u: simulate(s, u, method="modal"), 1.0),
-        "dense recursion (states)": (lambda s, u: simulate(s, u, method="dense"), 1.0),
     }
     inputs = {T: rng.standard_normal((T, 1)) for T in Ts}
     for name, (fn, theory) in paths.items():
@@ -74,9 +77,9 @@ def simulation_series(quick: bool) -> list[dict]:
     T = 2**12 if quick else 2**14
     u = rng.standard_normal((T, 1))
     # for fixed T the n^3 set-up (A^L by squaring, or the eigen-decomposition) dominates
-    # at the larger n; the dense recursion has none
+    # at the larger n, except for the blocked states route's T n^2 products
     theory_n = {"dense, blocked (outputs)": 3.0, "modal (outputs + states)": 3.0,
-                "dense recursion (states)": 2.0}
+                "dense, blocked (outputs + states)": 2.0}
     systems = {n: general_system(n) for n in ns}
     for name, (fn, _) in paths.items():
         times = [_best(lambda s=systems[n], fn=fn: fn(s, u), repeat=2) for n in ns]

@@ -1,9 +1,10 @@
 """Benchmark: discrete LDS simulation, ours against python-control, scipy and a per-step loop.
 
 1. General A (non-symmetric, n = 128, spectral radius 0.95), T = 2^14, one input stream:
-   ``simulate`` (``method="auto"``: outputs only take the time-blocked dense route; with the
-   states, the certified modal path) against ``control.forced_response`` (the anchor) and
-   ``scipy.signal.dlsim``; the relative error against ``forced_response`` is printed.
+   ``simulate`` (``method="auto"``: the time-blocked dense route, for outputs only and for
+   outputs + states; the latter also with one thread, and on the certified modal path)
+   against ``control.forced_response`` (the anchor) and ``scipy.signal.dlsim``; the relative
+   error against ``forced_response`` (outputs and states) is printed.
 2. The same system, a batch of 64 streams, outputs only: ``simulate`` (auto and forced modal)
    against the obvious per-step BLAS loop ``X = X @ A.T + U_t @ B.T`` over the batch.
 3. Symmetric A, n = 512, T = 2^14, batch 8 (the length-generalization experiments'
@@ -61,40 +62,57 @@ def section_general(quick: bool) -> list[dict]:
     import control
     import scipy.signal
 
+    from lds_toolkit.systems import _blocked
+
     n, T = (64, 2**12) if quick else (128, 2**14)
     sys_ = general_system(n)
     u = np.random.default_rng(1).standard_normal((T, 1))
     ss = control.ss(sys_.A, sys_.B, sys_.C, sys_.D, 1.0)
     steps = np.arange(T)
-    ref = control.forced_response(ss, steps, u[:, 0]).outputs
+    ref = control.forced_response(ss, steps, u[:, 0], return_x=True)
+    ref_y, ref_x = ref.outputs, np.asarray(ref.states).T
     dl = (sys_.A, sys_.B, sys_.C, sys_.D, 1.0)
+    threads = _blocked.STATE_THREADS
+
+    def one_thread_states():
+        _blocked.STATE_THREADS = 1
+        try:
+            return simulate(sys_, u)
+        finally:
+            _blocked.STATE_THREADS = threads
+
     ours_y = simulate(sys_, u, return_states=False)
     ours_x = simulate(sys_, u)
+    ours_1 = one_thread_states()
+    ours_m = simulate(sys_, u, method="modal")
     m_ctrl = measure(lambda: control.forced_response(ss, steps, u[:, 0]), repeat=3)
     m_dlsim = measure(lambda: scipy.signal.dlsim(dl, u), repeat=3)
     m_y = measure(lambda: simulate(sys_, u, return_states=False), repeat=7)
-    m_x = measure(lambda: simulate(sys_, u), repeat=5)
-    m_dense = measure(lambda: simulate(sys_, u, method="dense"), repeat=3)
+    m_x = measure(lambda: simulate(sys_, u), repeat=7)
+    m_1 = measure(one_thread_states, repeat=7)
+    m_m = measure(lambda: simulate(sys_, u, method="modal"), repeat=5)
     what = f"general A, n = {n}, T = 2^{int(np.log2(T))}, 1 stream"
     base = m_ctrl.seconds
+
+    def err(res):
+        return (f"rel. err vs forced_response: y {_rel(res.y[:, 0], ref_y):.1e}, "
+                f"x {_rel(res.x, ref_x):.1e}")
+
+    def row(method, m, note):
+        return dict(section="simulation", workload=what, method=method, seconds=m.seconds,
+                    peak_mb=m.peak_mb, ratio=base / m.seconds, note=note)
+
     return [
-        dict(section="simulation", workload=what, method="control.forced_response (anchor)",
-             seconds=base, peak_mb=m_ctrl.peak_mb, ratio=1.0, note=""),
-        dict(section="simulation", workload=what, method="scipy.signal.dlsim",
-             seconds=m_dlsim.seconds, peak_mb=m_dlsim.peak_mb, ratio=base / m_dlsim.seconds,
-             note=""),
-        dict(section="simulation", workload=what,
-             method=f"simulate, outputs ({ours_y.path} path, blocked)", seconds=m_y.seconds,
-             peak_mb=m_y.peak_mb, ratio=base / m_y.seconds,
-             note=f"rel. err vs forced_response {_rel(ours_y.y[:, 0], ref):.1e}"),
-        dict(section="simulation", workload=what,
-             method=f"simulate, outputs + states ({ours_x.path} path)", seconds=m_x.seconds,
-             peak_mb=m_x.peak_mb, ratio=base / m_x.seconds,
-             note=f"rel. err {_rel(ours_x.y[:, 0], ref):.1e}, certificate "
-                  f"{ours_x.certificate.error_estimate:.1e}" if ours_x.certificate else ""),
-        dict(section="simulation", workload=what, method="simulate, states, dense recursion",
-             seconds=m_dense.seconds, peak_mb=m_dense.peak_mb,
-             ratio=base / m_dense.seconds, note=""),
+        row("control.forced_response (anchor)", m_ctrl, ""),
+        row("scipy.signal.dlsim", m_dlsim, ""),
+        row(f"simulate, outputs ({ours_y.path} path, blocked)", m_y,
+            f"rel. err vs forced_response {_rel(ours_y.y[:, 0], ref_y):.1e}"),
+        row(f"simulate, outputs + states ({ours_x.path} path, blocked, up to {threads} "
+            "threads)", m_x, err(ours_x)),
+        row(f"simulate, outputs + states ({ours_1.path} path, blocked, 1 thread)", m_1,
+            err(ours_1)),
+        row(f"simulate method='modal', outputs + states ({ours_m.path} path)", m_m,
+            f"{err(ours_m)}, certificate {ours_m.certificate.error_estimate:.1e}"),
     ]
 
 

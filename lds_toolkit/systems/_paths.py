@@ -5,19 +5,24 @@ between them.
 plus one O(n^3) decomposition, followed by an a-posteriori error estimate (the certificate).
 ``"dense"`` runs with A itself: O(n^2) per step. Each path has two routes:
 
-* blocked (:mod:`._blocked`): outputs only, no process noise, inputs long enough; every block of
-  L steps of the whole batch goes through matrix-matrix products;
+* blocked (:mod:`._blocked`): no process noise, inputs long enough; every block of L steps of
+  the whole batch goes through matrix-matrix products. Outputs only on both paths; with the
+  states on the dense path only (``states_worthwhile``: nb T >= 512 steps and T >= 2n);
 * recursion (:mod:`._cores`): one step at a time, states and noise included; the dense core
   multiplies the whole batch by A in one product per step.
 
-``method="auto"``: a run that returns outputs only and has no process noise takes the blocked
-dense route when it pays (it needs no decomposition: O(L n^2 (d_in + d_out) + n^3 log L) set-up,
-and beats the modal set-up, an O(n^3) eigen-decomposition with a larger constant, at every size
-measured). Otherwise the modal path when A is symmetric (orthogonal eigenbasis: the modal
-recursion is backward stable like the dense one), or when cond(V) eps <= rtol and the
-certificate's estimate is <= rtol after the run; otherwise (a non-diagonalisable or nearly
-defective A, or a run whose estimate fails) the dense path. ``"modal"`` / ``"dense"`` force a path
-(``"modal"`` still refuses cond(V) > ``MODAL_FORCED_MAX_COND``).
+``method="auto"``: a run without process noise takes the blocked dense route when it pays (it
+needs no decomposition: an O(n^3 log L) set-up (plus O(L n^2 (d_in + d_out)) for outputs
+only), which beats the modal set-up, an O(n^3) eigen-decomposition with a larger constant, at
+every size measured; with the states, the blocked route makes the same T n^2 multiply-adds as
+the recursion but in matrix-matrix products, and the modal path also pays T n^2 to map its
+states back, so the blocked route was faster at every size measured, n = 4 to 256). Otherwise
+(process noise, or a run too short for blocks) the modal path when A is symmetric (orthogonal
+eigenbasis: the modal recursion is backward stable like the dense one), or when cond(V) eps
+<= rtol and the certificate's estimate is <= rtol after the run; otherwise (a
+non-diagonalisable or nearly defective A, or a run whose estimate fails) the dense path.
+``"modal"`` / ``"dense"`` force a path (``"modal"`` still refuses cond(V) >
+``MODAL_FORCED_MAX_COND``); the path is reported, not the route.
 
 :func:`run` returns ``(y, states, final, path, certificate)`` with ``y`` of shape (nb, T,
 d_out) in the core convention (standard or S4, see :mod:`._cores`), ``states`` (nb, T, n) or
@@ -32,7 +37,13 @@ import numpy as np
 
 from .._threads import one_thread
 from . import _cores
-from ._blocked import BlockPlan, block_length, worthwhile
+from ._blocked import (
+    BlockPlan,
+    block_length,
+    state_block_length,
+    states_worthwhile,
+    worthwhile,
+)
 from ._modal import certify, geometric_sums, modal_form, recursion_rounding, reduce_modes
 
 #: Largest condition number accepted by an explicit method="modal" (relative error up to
@@ -46,7 +57,8 @@ def run(system, D, ub, x0b, wb, use_next, return_states, bound, method, rtol):
 
     BLAS runs on one thread: the products here are small (n x n, or tall with n columns),
     and on a shared 2-core machine a second OpenBLAS thread made them up to 8x slower
-    (n = 64: 99 ms instead of 12 ms under load 5, measured)."""
+    (n = 64: 99 ms instead of 12 ms under load 5, measured). Large blocked runs with states
+    split their blocks over threads instead (:mod:`._blocked`), each with one BLAS thread."""
     with one_thread("blas"):
         return _run(system, D, ub, x0b, wb, use_next, return_states, bound, method, rtol)
 
@@ -54,9 +66,10 @@ def run(system, D, ub, x0b, wb, use_next, return_states, bound, method, rtol):
 def _run(system, D, ub, x0b, wb, use_next, return_states, bound, method, rtol):
     A = system.A
     nb, T, d_in = ub.shape
-    if method == "dense" or (method == "auto" and wb is None and not return_states and
-                             worthwhile(A.shape[0], d_in, system.C.shape[0], T, False)):
-        # outputs only: the blocked dense route needs no decomposition and is the cheapest
+    if method == "dense" or (method == "auto" and wb is None and
+                             _blocked_dense(A.shape[0], d_in, system.C.shape[0], nb, T,
+                                            return_states)):
+        # the blocked dense route needs no decomposition and is the cheapest
         return _dense(system, D, ub, x0b, wb, use_next, return_states, bound, None)
     mf = modal_form(A)
     if method == "modal" and not mf.cond <= MODAL_FORCED_MAX_COND:
@@ -80,15 +93,25 @@ def _dense(system, D, ub, x0b, wb, use_next, return_states, bound, cert):
     A, B, C = system.A, system.B, system.C
     nb, T, d_in = ub.shape
     n, d_out = A.shape[0], C.shape[0]
-    if wb is None and not return_states and worthwhile(n, d_in, d_out, T, diagonal=False):
-        L = block_length(n, d_in, d_out, T, diagonal=False)
-        plan = BlockPlan.dense(A, B, C, D, L, int(use_next))
-        got = plan.run(ub, x0b, bound)
-        if got is not None:
-            y, Z = got
-            final = _finish_dense(system, D, ub, Z, L, use_next, bound)
-            if final is not None:
-                return y, None, final, "dense", cert
+    if wb is None and _blocked_dense(n, d_in, d_out, nb, T, return_states):
+        L = (state_block_length(T, nb) if return_states else
+             block_length(n, d_in, d_out, T, diagonal=False))
+        plan = BlockPlan.dense(A, B, C, D, L, int(use_next), states=return_states)
+        if return_states:
+            got = plan.run_states(ub, x0b, bound)
+            if got is not None:
+                y, states = got
+                # s_T: the last stored state (S4), or one step from s_{T-1} (standard)
+                final = (states[:, -1].copy() if use_next else
+                         states[:, -1] @ A.T + ub[:, -1] @ B.T)
+                return y, states, final, "dense", cert
+        else:
+            got = plan.run(ub, x0b, bound)
+            if got is not None:
+                y, Z = got
+                final = _finish_dense(system, D, ub, Z, L, use_next, bound)
+                if final is not None:
+                    return y, None, final, "dense", cert
     has_noise = wb is not None
     w = wb if has_noise else np.zeros((1, 1, 1))
     y, states, final, bad_b, bad_t = _cores.dense_core(
@@ -96,6 +119,13 @@ def _dense(system, D, ub, x0b, wb, use_next, return_states, bound, cert):
     if bad_b >= 0:
         raise Diverged(bad_b, bad_t)
     return y, (states if return_states else None), final, "dense", cert
+
+
+def _blocked_dense(n, d_in, d_out, nb, T, return_states):
+    """Whether the dense path takes its blocked route (states or outputs only)."""
+    if return_states:
+        return states_worthwhile(n, T, nb)
+    return worthwhile(n, d_in, d_out, T, diagonal=False)
 
 
 def _finish_dense(system, D, ub, Z, L, use_next, bound):

@@ -40,8 +40,10 @@ Two numerically equivalent paths (``method``; the one taken is the result's ``pa
 
 ``"dense"``
     The recursion with the full A: O(n^2) per step (the whole batch multiplied by A in one
-    matrix product per step; outputs-only runs without process noise go by blocks of L steps,
-    O(n^2 / L + n (d_in + d_out) + L d_in d_out) per step in matrix-matrix products).
+    matrix product per step). Runs without process noise go by blocks of L steps in
+    matrix-matrix products: outputs only at O(n^2 / L + n (d_in + d_out) + L d_in d_out) per
+    step; with the states (nb T >= 512 steps, T >= 2n) the steps inside all blocks advance
+    together, one (blocks x n) @ (n x n) product per step of a block (n^2 per step, BLAS-3).
 ``"modal"``
     The recursion in the eigenbasis A = V Λ V^{-1}: z = V^{-1} s evolves as
     z_{t+1} = Λ z_t + V^{-1}B u_t, and y = C V z + D u: O(n (d_in + d_out)) per step plus one
@@ -54,10 +56,12 @@ Two numerically equivalent paths (``method``; the one taken is the result's ``pa
     residual A V - V Λ of the computed eigenbasis propagated through the modes with the
     largest modal states the run reached (derivation in ``lds_toolkit/systems/_modal.py``).
 ``"auto"`` (default)
-    ``"modal"`` when A is symmetric (orthogonal eigenbasis, backward stable like the dense
-    recursion), or when cond(V) eps <= ``rtol`` and the certificate's estimate is <= ``rtol``
-    after the run; ``"dense"`` otherwise: a defective or nearly defective A, or a run whose
-    estimate fails, is (re)done on the dense path, and its certificate is kept in the result.
+    ``"dense"`` by blocks when they apply (no process noise, long enough: no decomposition and
+    the fastest route measured, with or without the states). Otherwise ``"modal"`` when A is
+    symmetric (orthogonal eigenbasis, backward stable like the dense recursion), or when
+    cond(V) eps <= ``rtol`` and the certificate's estimate is <= ``rtol`` after the run;
+    ``"dense"`` otherwise: a defective or nearly defective A, or a run whose estimate fails,
+    is (re)done on the dense path, and its certificate is kept in the result.
 
 Divergence: the simulation stops at the first step t where ``||s_{t+1}||_2 > max_state_norm``
 (or a non-finite value appears) for some batch element and raises
@@ -379,6 +383,8 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
         gen = as_generator(rng)
         if w_sigma is not None:
             w = w_sigma * gen.standard_normal(batch_shape + (T, n))
+            if w_sigma == 0:  # drawn (the draws of obs_noise stay the same), but zero: the
+                w = None      # noiseless run, on its route (e.g. blocked), to the last bit
         if v_sigma is not None:
             v = v_sigma * gen.standard_normal(batch_shape + (T, d_out))
 

@@ -4,9 +4,10 @@
   with states, initial states, noise and batches; the certificate passes there and its
   estimate lies above the observed modal-vs-dense difference (it is an over-estimate, not a
   bound: checked with a margin on every system drawn);
-* nearly defective A (a perturbed Jordan block): ``method="auto"`` runs the modal path, the
-  certificate fails and the run is redone on the dense path (``path == "dense"``, the failed
-  certificate kept in the result), equal to ``method="dense"`` exactly;
+* nearly defective A (a perturbed Jordan block): where ``method="auto"`` tries the modal path
+  (process noise, or a run too short for the blocked dense route), the certificate fails and
+  the run is redone on the dense path (``path == "dense"``, the failed certificate kept in
+  the result), equal to ``method="dense"`` exactly;
 * the path is reported and can be forced either way;
 * the time-blocked dense route equals the per-step recursion to round-off on non-normal and
   marginally stable systems.
@@ -53,16 +54,20 @@ def test_modal_equals_dense_on_random_general_systems(seed, output):
     u = rng.standard_normal((3, 700, 2))
     x0 = rng.standard_normal((3, n))
     dense = simulate(sys, u, x0, output=output, method="dense")
-    auto = simulate(sys, u, x0, output=output)
-    assert auto.path == "modal"
-    cert = auto.certificate
+    modal = simulate(sys, u, x0, output=output, method="modal")
+    assert modal.path == "modal"
+    cert = modal.certificate
     assert isinstance(cert, ModalCertificate) and cert.passed
-    err = max(_rel(auto.y, dense.y), _rel(auto.x, dense.x))
+    err = max(_rel(modal.y, dense.y), _rel(modal.x, dense.x))
     assert err <= 1e-10
     # the estimate is an over-estimate of what was observed (the dense result has its own
     # round-off, so allow the floor of a few eps)
     assert cert.error_estimate >= 0.5 * err or err <= 1e-14
-    assert_rel(auto.final_state, dense.final_state, 1e-10)
+    assert_rel(modal.final_state, dense.final_state, 1e-10)
+    # "auto" with states: 3 x 700 steps take the blocked dense route (no decomposition)
+    auto = simulate(sys, u, x0, output=output)
+    assert auto.path == "dense" and auto.certificate is None
+    np.testing.assert_array_equal(auto.x, dense.x)
     # outputs only: the blocked routes of both paths agree with the recursion
     for method in ("modal", "dense", "auto"):
         res = simulate(sys, u, x0, output=output, method=method, return_states=False)
@@ -82,27 +87,33 @@ def test_modal_with_process_noise_equals_dense(seed):
 
 
 @pytest.mark.parametrize("eps", [1e-6, 1e-8, 1e-10])
-@pytest.mark.parametrize("return_states", [True, False])
-def test_nearly_defective_is_sent_to_the_dense_path(eps, return_states):
+@pytest.mark.parametrize("run", ["noise", "short", "states", "outputs"])
+def test_nearly_defective_is_sent_to_the_dense_path(eps, run):
     rng = np.random.default_rng(7)
     sys = _nearly_defective(6, eps, rng)
-    u = rng.standard_normal((2000, 1))
-    forced = simulate(sys, u, method="modal")  # premise: modal is possible, but inexact
+    T = 200 if run == "short" else 2000
+    u = rng.standard_normal((T, 1))
+    # process noise (exactly zero, so that the outputs compare with the noiseless run)
+    kw = {"process_noise": np.zeros((T, 6))} if run == "noise" else {}
+    return_states = run != "outputs"
+    forced = simulate(sys, u, method="modal", **kw)  # premise: modal is possible, but inexact
     cert = forced.certificate
     assert not cert.passed and cert.cond > 1e4
-    dense = simulate(sys, u, method="dense", return_states=return_states)
-    # auto: the state-returning run tries modal, the certificate fails, the run is redone
-    # densely; outputs-only runs take the blocked dense route directly
-    auto = simulate(sys, u, return_states=return_states)
+    dense = simulate(sys, u, method="dense", return_states=return_states, **kw)
+    # auto: a run with noise, or too short for the blocked route, tries modal, the certificate
+    # fails and the run is redone densely; long noiseless runs (states or outputs only) take
+    # the blocked dense route directly
+    auto = simulate(sys, u, return_states=return_states, **kw)
     assert auto.path == "dense"
-    if return_states:
+    if run in ("noise", "short"):
         if cert.cond * np.finfo(float).eps <= 1e-10:
             # a-posteriori: modal was run, its certificate failed, the dense rerun keeps it
             assert auto.certificate is not None and not auto.certificate.passed
         else:  # a-priori: cond(V) eps alone exceeds rtol, the modal run is not even tried
             assert auto.certificate is None
-        np.testing.assert_array_equal(auto.y, dense.y)
-    assert_rel(auto.y, dense.y, 1e-12)
+    else:
+        assert auto.certificate is None
+    np.testing.assert_array_equal(auto.y, dense.y)
     # and the forced modal run really is worse than the tolerance it failed (the
     # certificate did not send a good run away for nothing); at eps = 1e-6 the observed
     # error is below rtol while the estimate is not: a conservative refusal
@@ -184,11 +195,12 @@ def test_modal_matches_dlsim_long_horizon_general():
     rng = np.random.default_rng(21)
     sys = _random_general(24, 1, 1, rng, 0.995)
     u = rng.standard_normal((5000, 1))
-    res = simulate(sys, u)
     y_ref, x_ref, _ = dlsim_reference(sys, u, np.zeros(24), "standard")
-    assert res.path == "modal"
-    assert_rel(res.y, y_ref, 1e-10)
-    assert_rel(res.x, x_ref, 1e-10)
+    for method, path in (("modal", "modal"), ("auto", "dense")):  # auto: blocked, states
+        res = simulate(sys, u, method=method)
+        assert res.path == path
+        assert_rel(res.y, y_ref, 1e-10)
+        assert_rel(res.x, x_ref, 1e-10)
 
 
 # ----------------------------------------------------------------- continuous time

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from lds_toolkit.systems import LDS, SimulationDivergedError, modal_form, simulate
+from lds_toolkit.systems._blocked import state_block_length
 from lds_toolkit.systems.simulate import DEFAULT_RTOL
 
 from ._ref import (
     assert_rel,
     broadcast_streams,
     dlsim_reference,
+    first_divergence_step,
     forced_response_reference,
     loop_reference,
     make_system,
@@ -204,10 +206,11 @@ def test_return_states_false_same_outputs():
 @pytest.fixture
 def blocked_runs(monkeypatch):
     """Records ("modal" | "dense") for every time-blocked run that produced the outputs
-    (outputs by matrix-matrix products over blocks of L steps)."""
+    (outputs by matrix-matrix products over blocks of L steps), and "dense+states" for every
+    blocked run that produced the states."""
     blocked = importlib.import_module("lds_toolkit.systems._blocked")
     calls = []
-    original = blocked.BlockPlan.run
+    original, original_states = blocked.BlockPlan.run, blocked.BlockPlan.run_states
 
     def spy(self, *args, **kwargs):
         got = original(self, *args, **kwargs)
@@ -215,7 +218,14 @@ def blocked_runs(monkeypatch):
             calls.append("modal" if self.diagonal else "dense")
         return got
 
+    def spy_states(self, *args, **kwargs):
+        got = original_states(self, *args, **kwargs)
+        if got is not None:
+            calls.append("dense+states")
+        return got
+
     monkeypatch.setattr(blocked.BlockPlan, "run", spy)
+    monkeypatch.setattr(blocked.BlockPlan, "run_states", spy_states)
     return calls
 
 
@@ -262,8 +272,9 @@ def test_final_state_does_not_read_caller_buffer_later(blocked_runs):
 
 
 def test_blocked_route_not_taken_when_unsafe(blocked_runs):
-    """Noise, requested states, or a state bound that a block could reach (ρ(A) > 1, or a
-    bound close to the peak state norm) go through the recursion, which checks every step."""
+    """Noise, states of a run too short for blocks (80 steps), or a state bound that a block
+    could reach (ρ(A) > 1, or a bound close to the peak state norm) go through the recursion,
+    which checks every step."""
     rng = np.random.default_rng(8)
     sys = make_system("symmetric", 4, 1, 1, rng)
     u = rng.standard_normal((80, 1))
@@ -284,6 +295,121 @@ def test_blocked_route_not_taken_when_unsafe(blocked_runs):
     assert not blocked_runs
     simulate(sys, u, return_states=False)
     assert blocked_runs == ["dense"]  # and the safe case does take it
+
+
+# ------------------------------------------------- blocked route with states (dense)
+@pytest.mark.parametrize("output", CONVENTIONS)
+@pytest.mark.parametrize("n,d_in,d_out,batch_u,batch_x0,T_len,L", [
+    (16, 1, 1, (), (), 1001, 4),          # one stream, T not a multiple of L
+    (24, 2, 3, (3,), (3,), 700, 8),       # several inputs and outputs, a batch
+    (33, 3, 2, (2, 3), (3,), 301, 4),     # two batch axes, x0 broadcast, short last block
+    (64, 1, 2, (4,), (4,), 1024, 16),     # T a multiple of L
+    (4, 2, 2, (64,), (64,), 9, 4),        # T = 2L + 1: two blocks and one step
+    (4, 2, 2, (80,), (80,), 7, None),     # T = 2L - 1 < 2L: the per-step recursion
+])
+def test_blocked_states_equal_per_step_recursion(n, d_in, d_out, batch_u, batch_x0, T_len,
+                                                 L, output, blocked_runs):
+    """States (and outputs, final state) of the blocked dense route against the plain
+    per-step loop of the equations, to round-off: non-normal A with ρ(A) = 0.99, nonzero x0,
+    feedthrough D, both core conventions (standard, S4) and the shifted ones."""
+    rng = np.random.default_rng(seed_of("blocked-states", n, d_in, d_out, T_len, output))
+    sys = make_system("nonsymmetric", n, d_in, d_out, rng)
+    sys = sys.with_matrices(A=np.array(sys.A) * (0.99 / 0.9))
+    u = rng.standard_normal(batch_u + (T_len, d_in))
+    x0 = rng.standard_normal(batch_x0 + (n,))
+    res = simulate(sys, u, x0, output=output, method="dense")
+    nb = int(np.prod(np.broadcast_shapes(batch_u, batch_x0), dtype=int))
+    # premise: the route and its block length are the ones the case is about
+    assert blocked_runs == ([] if L is None else ["dense+states"])
+    assert state_block_length(T_len, nb) == (L or 4)
+    assert res.path == "dense"
+    bshape = np.broadcast_shapes(batch_u, batch_x0)
+    for idx, u_i, x0_i in broadcast_streams(u, x0, bshape):
+        y_ref, x_ref, fin_ref = loop_reference(sys, u_i, x0_i, None, None, output)
+        assert_rel(res.x[idx], x_ref, 1e-12, f"x{idx}")
+        assert_rel(res.y[idx], y_ref, 1e-12, f"y{idx}")
+        assert_rel(res.final_state[idx], fin_ref, 1e-12, f"final{idx}")
+    if L is not None:  # "auto" takes the same route for the states of a general A
+        auto = simulate(sys, u, x0, output=output)
+        assert auto.path == "dense" and auto.certificate is None
+        np.testing.assert_array_equal(auto.x, res.x)
+
+
+@pytest.mark.parametrize("T_len", [1000, 1003])
+def test_blocked_states_threads_split_blocks_exactly(T_len, monkeypatch):
+    """The block ranges run by separate threads give the states of the single-threaded run
+    (rows of the per-step products are independent; a last partial block included). Blocks
+    of L = 8 steps: 3 streams x 1000 steps."""
+    from lds_toolkit.systems import _blocked
+
+    rng = np.random.default_rng(seed_of("threads", T_len))
+    sys = make_system("nonsymmetric", 20, 2, 2, rng)
+    u = rng.standard_normal((3, T_len, 2))
+    x0 = rng.standard_normal((3, 20))
+    monkeypatch.setattr(_blocked, "STATE_THREADS", 1)
+    one = simulate(sys, u, x0, method="dense")
+    monkeypatch.setattr(_blocked, "STATE_THREADS", 3)
+    monkeypatch.setattr(_blocked, "_THREADED_MACS", 0)
+    calls = []
+    original = _blocked._dense_stages
+
+    def spy(*args):
+        calls.append(args[-4:-2])  # (k0, k1)
+        return original(*args)
+
+    monkeypatch.setattr(_blocked, "_dense_stages", spy)
+    three = simulate(sys, u, x0, method="dense")
+    # premise: several block ranges, together every block once
+    assert len(calls) > 3 and sorted(calls)[0][0] == 0 and sorted(calls)[-1][1] == -(-T_len // 8)
+    assert all(a[1] == b[0] for a, b in zip(sorted(calls), sorted(calls)[1:]))
+    assert_rel(three.x, one.x, 1e-15)
+    assert_rel(three.y, one.y, 1e-15)
+    assert_rel(three.final_state, one.final_state, 1e-15)
+
+
+def test_blocked_states_match_forced_response():
+    """Against python-control: states and outputs of control.forced_response (standard
+    convention), a general A, n = 48, T = 3000, an initial state."""
+    import control
+
+    rng = np.random.default_rng(17)
+    sys = make_system("nonsymmetric", 48, 2, 3, rng)
+    u = rng.standard_normal((3000, 2))
+    x0 = rng.standard_normal(48)
+    res = simulate(sys, u, x0)
+    assert res.path == "dense"
+    resp = control.forced_response(control.ss(sys.A, sys.B, sys.C, sys.D, 1.0),
+                                   timepts=np.arange(3000), inputs=u.T, initial_state=x0,
+                                   return_x=True)
+    assert_rel(res.x, np.asarray(resp.states).T, 1e-12)
+    assert_rel(res.y, np.asarray(resp.outputs).T, 1e-12)
+
+
+@pytest.mark.parametrize("output", ["standard", "s4"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_blocked_states_divergence_located(output, batch, blocked_runs):
+    """An unstable A with states requested on a run long enough for blocks: the intra-block
+    bound reaches the limit, the per-step recursion reruns and names the first step whose
+    state x_{t+1} crosses it (and the lowest batch index diverging then)."""
+    rng = np.random.default_rng(seed_of("diverge-states", output, batch))
+    sys = make_system("nonsymmetric", 24, 1, 1, rng)
+    sys = sys.with_matrices(A=np.array(sys.A) * (1.02 / 0.9))
+    u = rng.standard_normal((batch, 4000, 1))
+    x0 = rng.standard_normal((batch, 24))
+    x0[0] *= 1e-3  # stream 0 starts small: another stream crosses first when batch > 1
+    bound = 1e6
+    steps = [first_divergence_step(np.array(sys.A), np.array(sys.B), u[b], x0[b], bound)
+             for b in range(batch)]
+    assert all(s is not None for s in steps)  # premise: every stream diverges
+    for method in ("auto", "dense"):
+        with pytest.raises(SimulationDivergedError) as err:
+            simulate(sys, u, x0, output=output, method=method, max_state_norm=bound)
+        assert err.value.step == min(steps)
+        assert err.value.batch_index == (int(np.argmin(steps)),)
+    assert not blocked_runs  # the blocked states were refused (the rerun located the step)
+    # a bound the run stays below: the blocked route runs
+    ok = simulate(sys, u[:, :600], x0, output=output, max_state_norm=1e300)
+    assert blocked_runs == ["dense+states"] and np.isfinite(ok.x).all()
 
 
 # ----------------------------------------------------------------- noise
@@ -376,9 +502,10 @@ def test_paper_scale_region_systems_match_dlsim(region):
     y_ref, x_ref, fin_ref = dlsim_reference(sys, u, np.zeros(512), "standard")
     fast = simulate(sys, u, return_states=False)  # blocked dense route
     blocked_modal = simulate(sys, u, return_states=False, method="modal")
-    rec = simulate(sys, u)  # modal recursion with states
     for res in (fast, blocked_modal):
         assert_rel(res.y, y_ref, TOL)
         assert_rel(res.final_state, fin_ref, TOL)
-    assert_rel(rec.y, y_ref, TOL)
-    assert_rel(rec.x, x_ref, TOL)
+    for method in ("auto", "modal"):  # states: blocked dense route, modal recursion
+        rec = simulate(sys, u, method=method)
+        assert_rel(rec.y, y_ref, TOL)
+        assert_rel(rec.x, x_ref, TOL)

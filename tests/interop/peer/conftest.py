@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import re
 
+import numpy as np
 import pytest
 
 pytest.importorskip("control.tests.conftest")
@@ -68,6 +69,20 @@ def load(name: str, namespace: dict) -> None:
 
 def _peer_modules():
     return [importlib.import_module(f"control.tests.{name}") for name in PEER_MODULES]
+
+
+@pytest.fixture(autouse=True)
+def _seeded_global_rng():
+    """python-control's tests draw systems from numpy's global generator unseeded (``rss``,
+    ``drss``), so a test's system depended on which tests ran before it in the process: with
+    the suite split over pytest-xdist workers, ``test_sample_system_prewarp`` drew a plant with a
+    pole near its check frequency (|G| ~ 1e3), where python-control's own Tustin result misses
+    its 6-decimal check as ours does (1.7e-4; numpy seed 2533 draws such a plant). Each peer
+    test starts from the same seed, and the generator's state is given back afterwards."""
+    state = np.random.get_state()  # noqa: NPY002 - python-control draws from the legacy one
+    np.random.seed(20261126)  # noqa: NPY002
+    yield
+    np.random.set_state(state)  # noqa: NPY002
 
 
 @pytest.fixture(autouse=True)
