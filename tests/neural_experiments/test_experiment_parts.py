@@ -187,3 +187,27 @@ def test_cross_attention_sum_sees_the_future_and_s4_alone_does_not():
     for name in ("attention", "s4+attention"):
         assert gap[name] > 1e-6, gap
     assert math.isfinite(float(out["s4+attention"][0].detach().sum()))
+
+
+def test_induction_recall_accuracy_is_evaluate_s_accuracy_and_its_split():
+    """One forward pass gives both numbers the task records: the overall accuracy equals
+    `evaluate`'s on the last-position mask, and the split by recall distance matches a loop
+    over the sequences."""
+    from lds_toolkit.experiments.catalog.induction_heads import build_model, recall_accuracy
+    from lds_toolkit.neural.tasks import induction_heads
+    from lds_toolkit.neural.training import evaluate, predict
+
+    cfg = build_config(get_experiment("induction-heads"), scale="quick")
+    model = build_model(cfg, 3)
+    data = induction_heads(300, 64, vocab_size=cfg["vocab_size"], rng=1)
+    acc, split = recall_accuracy(model, data, 16)
+    assert acc == evaluate(model, data, batch_size=128)["accuracy"]
+    logits = predict(model, data, batch_size=7)
+    hits = {"within": [], "beyond": []}
+    for i in range(len(data)):
+        distance = 63 - data.info["trigger_position"][i]
+        right = int(np.argmax(logits[i, -1])) == data.info["answer"][i]
+        hits["within" if distance <= 15 else "beyond"].append(right)
+    for key, rows in hits.items():
+        assert split[f"n_{key}"] == len(rows) and split[key] == pytest.approx(np.mean(rows))
+    assert split["n_within"] + split["n_beyond"] == 300 and 0 < split["n_within"] < 300
