@@ -211,3 +211,21 @@ def test_induction_recall_accuracy_is_evaluate_s_accuracy_and_its_split():
     for key, rows in hits.items():
         assert split[f"n_{key}"] == len(rows) and split[key] == pytest.approx(np.mean(rows))
     assert split["n_within"] + split["n_beyond"] == 300 and 0 < split["n_within"] < 300
+
+
+def test_task_threads_limits_torch_and_blas_and_restores_both():
+    """A neural task's numpy measurements run on one BLAS thread as its torch ops do (two
+    OpenBLAS threads per worker oversubscribe a 2-core machine); both settings come back."""
+    from threadpoolctl import threadpool_info
+
+    from lds_toolkit.experiments.catalog._neural_common import task_threads
+
+    def blas():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    torch.set_num_threads(2)  # the fixture's one thread would make the torch check empty
+    torch_before, blas_before = torch.get_num_threads(), blas()
+    with task_threads(1):
+        assert torch.get_num_threads() == 1
+        assert blas() and all(n == 1 for n in blas())
+    assert torch.get_num_threads() == torch_before and blas() == blas_before
