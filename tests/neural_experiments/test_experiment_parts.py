@@ -229,3 +229,16 @@ def test_task_threads_limits_torch_and_blas_and_restores_both():
         assert torch.get_num_threads() == 1
         assert blas() and all(n == 1 for n in blas())
     assert torch.get_num_threads() == torch_before and blas() == blas_before
+
+
+def test_induction_heads_queues_the_long_training_lengths_first():
+    """Every (seed, training length) once, the longest lengths (the long runs) first; the
+    order changes no number: a task's stream depends on its seed index only."""
+    exp = get_experiment("induction-heads")
+    for scale in ("quick", "medium", "paper"):
+        cfg = build_config(exp, scale=scale)
+        tasks = exp.tasks(cfg)
+        lengths = [t["train_length"] for t in tasks]
+        assert lengths == sorted(lengths, reverse=True)
+        assert sorted((t["seed_index"], t["train_length"]) for t in tasks) == sorted(
+            (s, n) for s in range(cfg["seeds"]) for n in cfg["train_lengths"])
