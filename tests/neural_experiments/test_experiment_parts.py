@@ -242,3 +242,17 @@ def test_induction_heads_queues_the_long_training_lengths_first():
         assert lengths == sorted(lengths, reverse=True)
         assert sorted((t["seed_index"], t["train_length"]) for t in tasks) == sorted(
             (s, n) for s in range(cfg["seeds"]) for n in cfg["train_lengths"])
+
+
+def test_cloze_queues_the_costly_models_first_and_keeps_its_summary_order():
+    from lds_toolkit.experiments.catalog._neural_common import by_model
+
+    exp = get_experiment("cloze")
+    cfg = build_config(exp, scale="quick")
+    tasks = exp.tasks(cfg)
+    assert [t["model"] for t in tasks] == ["s4+attention"] * 2 + ["s4"] * 2 + ["attention"] * 2
+    assert sorted((t["seed_index"], t["model"]) for t in tasks) == sorted(
+        (s, m) for s in range(cfg["seeds"]) for m in cfg["models"])
+    # results grouped per model stay in seed order, whatever the queue
+    grouped = by_model(cfg, tasks, [t["seed_index"] for t in tasks])
+    assert list(grouped) == cfg["models"] and all(v == [0, 1] for v in grouped.values())
