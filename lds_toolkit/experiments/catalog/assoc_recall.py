@@ -438,11 +438,19 @@ class AssocRecall(NeuralExperiment):
     def plot(self, config, summary, arrays, outdir):
         lengths = [str(n) for n in sorted(config["lengths"])]
         models = [m for m in config["models"] if m in summary["accuracy"]]
-        ncols = max(2, len(lengths))
-        fig, axes = figure(2, ncols, width=5.0 * ncols, height=8.0)
-        ax_acc, ax_split = axes[0][0], axes[0][1]
-        for extra in axes[0][2:]:
-            extra.set_axis_off()
+        # the split by chunk: lengths beyond the first (beyond one chunk), Focus variants
+        rows = [(m, n) for n in lengths[1:] for m in models
+                if n in summary["accuracy"][m] and m in FOCUS_MODELS]
+        if rows:  # accuracy and split above, one panel of training curves per length below
+            ncols = max(2, len(lengths))
+            fig, axes = figure(2, ncols, width=5.0 * ncols, height=8.0)
+            ax_acc, ax_split, curve_axes = axes[0][0], axes[0][1], axes[1]
+            for extra in axes[0][2:]:
+                extra.set_axis_off()
+        else:  # one length (the quick scale's L = 30): accuracy and training curves in a row
+            ncols = 1 + len(lengths)
+            fig, axes = figure(1, ncols, width=5.0 * ncols, height=4.0)
+            ax_acc, ax_split, curve_axes = axes[0], None, axes[1:]
         width = 0.8 / len(lengths)
         for j, n in enumerate(lengths):
             first = True
@@ -461,26 +469,10 @@ class AssocRecall(NeuralExperiment):
         ax_acc.set_ylabel("test accuracy at the query (dots: seeds)")
         ax_acc.set_title("associative recall, every length from scratch")
         ax_acc.legend(loc="lower left", fontsize=7)
-        # split by where the queried key last appeared (lengths beyond one chunk, Focus)
-        rows = [(m, n) for n in lengths[1:] for m in models
-                if n in summary["accuracy"][m] and m in FOCUS_MODELS]
-        for k, key in enumerate(SPLITS):
-            vals = [summary["split_accuracy"][m][n][key] for m, n in rows]
-            ax_split.bar(np.arange(len(rows)) + (k - 1) * 0.27, vals, width=0.26,
-                         color=f"C{k + 3}", label=f"key last seen: {key} chunk")
-            for i, (m, n) in enumerate(rows):
-                seeds = summary["split_accuracy_seeds"][m][n][key]
-                ax_split.scatter(np.full(len(seeds), i + (k - 1) * 0.27), seeds, color="k",
-                                 s=5, zorder=3)
-        ax_split.axhline(summary["chance"], color="r", ls=":", lw=1, label="chance 1/14")
-        ax_split.set_xticks(range(len(rows)), [f"{m}\nL={n}, M={summary['chunk_length'][m][n]}"
-                                               for m, n in rows], fontsize=7)
-        ax_split.set_ylim(0, 1.05)
-        ax_split.set_ylabel("test accuracy")
-        ax_split.set_title("by where the queried key last appeared (M: chunk length)")
-        ax_split.legend(fontsize=7)
+        if ax_split is not None:
+            self._plot_split(ax_split, summary, rows)
         for j, n in enumerate(lengths):
-            ax = axes[1][j]
+            ax = curve_axes[j]
             for i, m in enumerate(models):
                 key = f"eval_accuracy/{m}/{n}"
                 if key not in arrays:
@@ -498,3 +490,23 @@ class AssocRecall(NeuralExperiment):
                          fontsize=9)
             ax.legend(fontsize=6)
         return save_figure(fig, outdir, "assoc_recall")
+
+    @staticmethod
+    def _plot_split(ax, summary, rows):
+        """Test accuracy of each (model, length) of ``rows`` by where the queried key last
+        appeared (the query's chunk, the previous one, further back)."""
+        for k, key in enumerate(SPLITS):
+            vals = [summary["split_accuracy"][m][n][key] for m, n in rows]
+            ax.bar(np.arange(len(rows)) + (k - 1) * 0.27, vals, width=0.26,
+                   color=f"C{k + 3}", label=f"key last seen: {key} chunk")
+            for i, (m, n) in enumerate(rows):
+                seeds = summary["split_accuracy_seeds"][m][n][key]
+                ax.scatter(np.full(len(seeds), i + (k - 1) * 0.27), seeds, color="k", s=5,
+                           zorder=3)
+        ax.axhline(summary["chance"], color="r", ls=":", lw=1, label="chance 1/14")
+        ax.set_xticks(range(len(rows)), [f"{m}\nL={n}, M={summary['chunk_length'][m][n]}"
+                                         for m, n in rows], fontsize=7)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("test accuracy")
+        ax.set_title("by where the queried key last appeared (M: chunk length)")
+        ax.legend(fontsize=7)
