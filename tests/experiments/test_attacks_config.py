@@ -107,8 +107,8 @@ def test_out_of_range_settings_exit_2_with_one_line_before_any_task(
     ("las-ablation", "min_length=100", "error: --set min_length: must be <= max_length = 64"),
     ("las-ablation", "n_heads=7", "error: config entry d_model (derived with --set n_heads=7):"
                                   " must be a multiple of n_heads = 7, got 64"),
-    ("assoc-recall", 'train={"30":{"max_steps":5,"batch_size":2,"eval_every":1}}',
-     "error: --set train: has no entry for length 64"),
+    ("assoc-recall", 'train={"64":{"max_steps":5,"batch_size":2,"eval_every":1}}',
+     "error: --set train: has no entry for length 30"),
     ("assoc-recall", 'plateau={"window":-1}', "error: --set plateau.window: must be an integer "
                                               "in [1, 1000000], got -1"),
     ("assoc-recall", 'plateau={"windo":5}', "error: --set plateau.windo: is not an entry of "

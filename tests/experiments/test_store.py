@@ -78,8 +78,7 @@ def test_codec_refuses_values_that_would_need_pickle(value, where):
 # tiny configs of every quick experiment: the real run_task code paths, seconds in all
 TINY = {
     "assoc-recall": {"n_train": 64, "n_valid": 16, "n_test": 16, "train.30.max_steps": 4,
-                     "train.30.eval_every": 2, "train.64.max_steps": 2,
-                     "train.64.eval_every": 2, "train.64.batch_size": 4},
+                     "train.30.eval_every": 2},
     "cloze": {"epochs": 1, "n_samples": 40},
     "induction-heads": {"max_steps": 4, "n_train": 64, "n_eval": 32, "eval_every": 2},
     "las-ablation": {"max_steps": 4, "eval_every": 2, "n_train": 64, "n_valid": 16,

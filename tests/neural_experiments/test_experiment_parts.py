@@ -187,3 +187,72 @@ def test_cross_attention_sum_sees_the_future_and_s4_alone_does_not():
     for name in ("attention", "s4+attention"):
         assert gap[name] > 1e-6, gap
     assert math.isfinite(float(out["s4+attention"][0].detach().sum()))
+
+
+def test_induction_recall_accuracy_is_evaluate_s_accuracy_and_its_split():
+    """One forward pass gives both numbers the task records: the overall accuracy equals
+    `evaluate`'s on the last-position mask, and the split by recall distance matches a loop
+    over the sequences."""
+    from lds_toolkit.experiments.catalog.induction_heads import build_model, recall_accuracy
+    from lds_toolkit.neural.tasks import induction_heads
+    from lds_toolkit.neural.training import evaluate, predict
+
+    cfg = build_config(get_experiment("induction-heads"), scale="quick")
+    model = build_model(cfg, 3)
+    data = induction_heads(300, 64, vocab_size=cfg["vocab_size"], rng=1)
+    acc, split = recall_accuracy(model, data, 16)
+    assert acc == evaluate(model, data, batch_size=128)["accuracy"]
+    logits = predict(model, data, batch_size=7)
+    hits = {"within": [], "beyond": []}
+    for i in range(len(data)):
+        distance = 63 - data.info["trigger_position"][i]
+        right = int(np.argmax(logits[i, -1])) == data.info["answer"][i]
+        hits["within" if distance <= 15 else "beyond"].append(right)
+    for key, rows in hits.items():
+        assert split[f"n_{key}"] == len(rows) and split[key] == pytest.approx(np.mean(rows))
+    assert split["n_within"] + split["n_beyond"] == 300 and 0 < split["n_within"] < 300
+
+
+def test_task_threads_limits_torch_and_blas_and_restores_both():
+    """A neural task's numpy measurements run on one BLAS thread as its torch ops do (two
+    OpenBLAS threads per worker oversubscribe a 2-core machine); both settings come back."""
+    from threadpoolctl import threadpool_info
+
+    from lds_toolkit.experiments.catalog._neural_common import task_threads
+
+    def blas():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    torch.set_num_threads(2)  # the fixture's one thread would make the torch check empty
+    torch_before, blas_before = torch.get_num_threads(), blas()
+    with task_threads(1):
+        assert torch.get_num_threads() == 1
+        assert blas() and all(n == 1 for n in blas())
+    assert torch.get_num_threads() == torch_before and blas() == blas_before
+
+
+def test_induction_heads_queues_the_long_training_lengths_first():
+    """Every (seed, training length) once, the longest lengths (the long runs) first; the
+    order changes no number: a task's stream depends on its seed index only."""
+    exp = get_experiment("induction-heads")
+    for scale in ("quick", "medium", "paper"):
+        cfg = build_config(exp, scale=scale)
+        tasks = exp.tasks(cfg)
+        lengths = [t["train_length"] for t in tasks]
+        assert lengths == sorted(lengths, reverse=True)
+        assert sorted((t["seed_index"], t["train_length"]) for t in tasks) == sorted(
+            (s, n) for s in range(cfg["seeds"]) for n in cfg["train_lengths"])
+
+
+def test_cloze_queues_the_costly_models_first_and_keeps_its_summary_order():
+    from lds_toolkit.experiments.catalog._neural_common import by_model
+
+    exp = get_experiment("cloze")
+    cfg = build_config(exp, scale="quick")
+    tasks = exp.tasks(cfg)
+    assert [t["model"] for t in tasks] == ["s4+attention"] * 2 + ["s4"] * 2 + ["attention"] * 2
+    assert sorted((t["seed_index"], t["model"]) for t in tasks) == sorted(
+        (s, m) for s in range(cfg["seeds"]) for m in cfg["models"])
+    # results grouped per model stay in seed order, whatever the queue
+    grouped = by_model(cfg, tasks, [t["seed_index"] for t in tasks])
+    assert list(grouped) == cfg["models"] and all(v == [0, 1] for v in grouped.values())

@@ -146,6 +146,27 @@ def test_lds_analysis_matches_the_closed_form_of_a_diagonal_layer():
     assert measures.nss_threshold(100) == pytest.approx(10 ** 0.06)
 
 
+@pytest.mark.parametrize("name", ["s4", "s4+", "s4d"])
+def test_radius_at_rate_is_read_from_the_blocks_of_to_lds(name):
+    """The spectral radius at each rate, taken from the layer's per-channel Ā_h, is the one of
+    the diagonal blocks of the exported block-diagonal system ``to_lds(rate=r)`` (the route
+    before: the same matrices, so the same numbers to the last bit)."""
+    model = _model(name)
+    layer = model.blocks[0].layer
+    rates = [0.25, 1.0, 16.0]
+    N = layer.ssm.d_state
+    want = []
+    for r in rates:
+        A = layer.to_lds(rate=r).A
+        want.append(max(float(np.abs(np.linalg.eigvals(A[h * N:(h + 1) * N,
+                                                          h * N:(h + 1) * N])).max())
+                        for h in range(layer.ssm.d_model)))
+        assert np.count_nonzero(A) == np.count_nonzero(
+            [A[h * N:(h + 1) * N, h * N:(h + 1) * N] for h in range(layer.ssm.d_model)])
+    got = measures.lds_analysis(model, rates=rates)["radius_at_rate"]
+    np.testing.assert_array_equal(got, want)
+
+
 def test_gradient_sum_is_the_sum_of_every_parameter_gradient():
     model = _model("s4d")
     data = sine_fit(20)

@@ -70,22 +70,23 @@ def test_induction_heads_reports_every_factor(quick_runs):
 
 
 def test_assoc_recall_every_model_trained_from_scratch_at_every_length(quick_runs):
-    """The quick scale's shape: the two claimed models at L = 30 (their claims are asserted
-    in test_declared_claims_hold) and both readings of "C = 32" at L = 64, each trained from
-    scratch, with a record of how each run ended and the split by chunk."""
+    """The quick scale's shape: the two models of the L = 30 claims (declared for medium and
+    paper: 250 quick steps solve L = 30 on most seeds, not all), each trained from scratch,
+    with a record of how each run ended and the split by chunk."""
     s = _summary(quick_runs[0], "assoc-recall")
     cfg = s["config"]
-    assert cfg["models_at"] == {"30": ["focus", "focus-h"], "64": ["focus", "focus-nc"]}
+    assert cfg["models_at"] == {"30": ["focus", "focus-h"]}
     for n, models in cfg["models_at"].items():
         for m in models:
             assert len(s["accuracy_seeds"][m][n]) == cfg["seeds"], (m, n)
-            assert all(0 < st <= cfg["train"][n]["max_steps"] for st in s["steps"][m][n])
+            steps, status = s["steps"][m][n], s["status"][m][n]
+            assert all(0 < st <= cfg["train"][n]["max_steps"] for st in steps)
+            # stopped at 100 % held-out accuracy, or else at the budget
+            assert all(st == "target_reached" or (st == "completed" and k == cfg["train"][n][
+                "max_steps"]) for st, k in zip(status, steps)), (m, status, steps)
             counts = s["split_count"][m][n]
             assert all(sum(c) == cfg["n_test"] for c in zip(*counts.values()))
-    # at L = 64 the readings differ: chunks of 32 tokens against 32 chunks of 2 tokens
-    assert s["chunk_length"]["focus"]["64"] == 32 and s["chunk_length"]["focus-nc"]["64"] == 2
-    # stopped at 100 % held-out accuracy, not at the budget
-    assert s["status"]["focus"]["30"] == ["target_reached"]
+    assert s["chunk_length"]["focus"]["30"] == 30  # one chunk: min(32, L)
 
 
 def test_las_ablation_models_learn_listops(quick_runs):

@@ -172,8 +172,11 @@ def lds_analysis(model: SequenceModel, rates=RATES) -> dict:
             rho_c.append(np.nan)
             cond.append(np.nan)
             mem.append(np.nan)
-    radius_at_rate = [max(float(np.abs(np.linalg.eigvals(blk[0])).max())
-                          for blk in channel_blocks(r)) for r in rates]
+    # only Ā_h matters here: the layer's per-channel blocks, the same matrices as the diagonal
+    # blocks of to_lds(rate=r), without assembling (and validating) the (HN, HN) system at
+    # every rate
+    radius_at_rate = [max(float(np.abs(np.linalg.eigvals(A)).max())
+                          for A in layer.ssm._export(None, False, r).A) for r in rates]
     moduli = np.concatenate(moduli)
     return {"moduli": moduli, "steps": np.concatenate(steps),
             "spectral_radius": float(moduli.max()),

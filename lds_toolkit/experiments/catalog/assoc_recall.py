@@ -192,16 +192,21 @@ def scale_config(scale: str) -> dict:
             "betas": [0.9, 0.98], "weight_decay": 0.0, "focus_chunk": 32,
             "models": list(MODELS), "plateau": dict(PLATEAU)}
     if scale == "quick":
-        # the pipeline in ~25 s on 2 cores: the two claimed models at L = 30 (stopped at 100 %
-        # held-out accuracy; Focus-H climbs in stairs and needed 680 steps, hence the budget
-        # of 1000 and a plateau window of 10 evaluations), and both readings of "C = 32" at
-        # L = 64, where they differ (chunks of 32 against chunks of 2), from scratch
-        base.update(lengths=[30, 64], n_valid=100, n_test=500, lr=3e-3, warmup=20,
+        # the pipeline and the shape of the L = 30 result in ~15 s on 2 cores: the two models
+        # of the L = 30 claims, one task per worker, each stopped at 100 % held-out accuracy
+        # or after 250 steps (cosine decay over them). Not the claims themselves (declared
+        # for medium and paper): how long L = 30 takes varies from seed to seed. After 250
+        # steps (base seeds 0-5) Focus scored 0.99, 0.95, 0.99, 0.94, 0.64, 1.0 and Focus-H
+        # 0.97, 1.0, 0.89, 0.78, 0.88, 0.88; with 1000 steps allowed (before) Focus reached
+        # 100 % after 320, over 1000, 320 and 520 steps (seeds 0-3, ~65 ms a step on 2
+        # loaded cores), a minute for some seeds. Both readings of "C = 32" where they differ
+        # are left to the medium scale (L = 4096; at L = 64, as quick ran them before, they
+        # cost 150 steps of ~100 ms per model)
+        base.update(lengths=[30], n_valid=100, n_test=500, lr=3e-3, warmup=20,
                     target_accuracy=1.0, seeds=1,
-                    models_at={"30": ["focus", "focus-h"], "64": ["focus", "focus-nc"]},
-                    train={"30": {"max_steps": 1000, "batch_size": 32, "eval_every": 40,
-                                  "plateau_window": 10},
-                           "64": {"max_steps": 150, "batch_size": 32, "eval_every": 50}})
+                    models_at={"30": ["focus", "focus-h"]},
+                    train={"30": {"max_steps": 250, "batch_size": 32, "eval_every": 25,
+                                  "plateau_window": 10}})
     elif scale == "medium":
         # CPU evidence: 1K and 4K (where the two readings of "C = 32" differ), to a plateau;
         # sized so that the whole neural set stays within an hour on 2 cores (the held-out
@@ -256,13 +261,17 @@ class AssocRecall(NeuralExperiment):
     claims = (
         Claim("focus-30", "Focus", "Table 1",
               "Focus solves associative recall at L = 30 (100 %)",
-              "accuracy/focus/30", ">=", 0.9, scales=("quick", "medium", "paper"),
+              "accuracy/focus/30", ">=", 0.9, scales=("medium", "paper"),
               spread="accuracy_seeds/focus/30",
-              note="100 % in the paper; 0.9 leaves room for 500-1000 test sequences"),
+              note="100 % in the paper; 0.9 leaves room for 500-1000 test sequences. Not "
+                   "declared for the quick scale: its 250 steps solve L = 30 on most seeds, "
+                   "not all (base seeds 0-5: 0.64 to 1.0)"),
         Claim("focus-h-30", "Focus", "Table 1",
               "Focus-H (non-adaptive filters) solves L = 30 (100 %)",
-              "accuracy/focus-h/30", ">=", 0.9, scales=("quick", "medium", "paper"),
-              spread="accuracy_seeds/focus-h/30"),
+              "accuracy/focus-h/30", ">=", 0.9, scales=("medium", "paper"),
+              spread="accuracy_seeds/focus-h/30",
+              note="Not declared for the quick scale: its 250 steps solve L = 30 on some "
+                   "seeds only (base seeds 0-5: 0.78 to 1.0, below 0.9 on four)"),
         Claim("focus-every-length", "Focus", "Table 1",
               "Focus (C = 32 read as the chunk length) recalls at every length (100 % from "
               "30 to 64K)",
@@ -429,11 +438,19 @@ class AssocRecall(NeuralExperiment):
     def plot(self, config, summary, arrays, outdir):
         lengths = [str(n) for n in sorted(config["lengths"])]
         models = [m for m in config["models"] if m in summary["accuracy"]]
-        ncols = max(2, len(lengths))
-        fig, axes = figure(2, ncols, width=5.0 * ncols, height=8.0)
-        ax_acc, ax_split = axes[0][0], axes[0][1]
-        for extra in axes[0][2:]:
-            extra.set_axis_off()
+        # the split by chunk: lengths beyond the first (beyond one chunk), Focus variants
+        rows = [(m, n) for n in lengths[1:] for m in models
+                if n in summary["accuracy"][m] and m in FOCUS_MODELS]
+        if rows:  # accuracy and split above, one panel of training curves per length below
+            ncols = max(2, len(lengths))
+            fig, axes = figure(2, ncols, width=5.0 * ncols, height=8.0)
+            ax_acc, ax_split, curve_axes = axes[0][0], axes[0][1], axes[1]
+            for extra in axes[0][2:]:
+                extra.set_axis_off()
+        else:  # one length (the quick scale's L = 30): accuracy and training curves in a row
+            ncols = 1 + len(lengths)
+            fig, axes = figure(1, ncols, width=5.0 * ncols, height=4.0)
+            ax_acc, ax_split, curve_axes = axes[0], None, axes[1:]
         width = 0.8 / len(lengths)
         for j, n in enumerate(lengths):
             first = True
@@ -452,26 +469,10 @@ class AssocRecall(NeuralExperiment):
         ax_acc.set_ylabel("test accuracy at the query (dots: seeds)")
         ax_acc.set_title("associative recall, every length from scratch")
         ax_acc.legend(loc="lower left", fontsize=7)
-        # split by where the queried key last appeared (lengths beyond one chunk, Focus)
-        rows = [(m, n) for n in lengths[1:] for m in models
-                if n in summary["accuracy"][m] and m in FOCUS_MODELS]
-        for k, key in enumerate(SPLITS):
-            vals = [summary["split_accuracy"][m][n][key] for m, n in rows]
-            ax_split.bar(np.arange(len(rows)) + (k - 1) * 0.27, vals, width=0.26,
-                         color=f"C{k + 3}", label=f"key last seen: {key} chunk")
-            for i, (m, n) in enumerate(rows):
-                seeds = summary["split_accuracy_seeds"][m][n][key]
-                ax_split.scatter(np.full(len(seeds), i + (k - 1) * 0.27), seeds, color="k",
-                                 s=5, zorder=3)
-        ax_split.axhline(summary["chance"], color="r", ls=":", lw=1, label="chance 1/14")
-        ax_split.set_xticks(range(len(rows)), [f"{m}\nL={n}, M={summary['chunk_length'][m][n]}"
-                                               for m, n in rows], fontsize=7)
-        ax_split.set_ylim(0, 1.05)
-        ax_split.set_ylabel("test accuracy")
-        ax_split.set_title("by where the queried key last appeared (M: chunk length)")
-        ax_split.legend(fontsize=7)
+        if ax_split is not None:
+            self._plot_split(ax_split, summary, rows)
         for j, n in enumerate(lengths):
-            ax = axes[1][j]
+            ax = curve_axes[j]
             for i, m in enumerate(models):
                 key = f"eval_accuracy/{m}/{n}"
                 if key not in arrays:
@@ -489,3 +490,23 @@ class AssocRecall(NeuralExperiment):
                          fontsize=9)
             ax.legend(fontsize=6)
         return save_figure(fig, outdir, "assoc_recall")
+
+    @staticmethod
+    def _plot_split(ax, summary, rows):
+        """Test accuracy of each (model, length) of ``rows`` by where the queried key last
+        appeared (the query's chunk, the previous one, further back)."""
+        for k, key in enumerate(SPLITS):
+            vals = [summary["split_accuracy"][m][n][key] for m, n in rows]
+            ax.bar(np.arange(len(rows)) + (k - 1) * 0.27, vals, width=0.26,
+                   color=f"C{k + 3}", label=f"key last seen: {key} chunk")
+            for i, (m, n) in enumerate(rows):
+                seeds = summary["split_accuracy_seeds"][m][n][key]
+                ax.scatter(np.full(len(seeds), i + (k - 1) * 0.27), seeds, color="k", s=5,
+                           zorder=3)
+        ax.axhline(summary["chance"], color="r", ls=":", lw=1, label="chance 1/14")
+        ax.set_xticks(range(len(rows)), [f"{m}\nL={n}, M={summary['chunk_length'][m][n]}"
+                                         for m, n in rows], fontsize=7)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("test accuracy")
+        ax.set_title("by where the queried key last appeared (M: chunk length)")
+        ax.legend(fontsize=7)

@@ -3,7 +3,7 @@ r"""``nss-s4``: the S4++ paper's non-stable-states example (Sec. 2.3, Figs. 2 an
 100 equidistant samples of sin(5πt) on [0, 1] train one-layer models. The sampling instants
 are then perturbed by less than the grid step (``t'_i = t_i + δ_i``, ``|δ_i| < jitter · h``),
 and the trained models run on the perturbed samples u'. Training: the paper's 2000 epochs of
-its single sequence at paper scale (1000 at quick scale), cosine decay; at medium scale a
+its single sequence at paper scale (250 steps at quick scale), cosine decay; at medium scale a
 constant learning rate after warm-up until the error on ``n_validation`` held-out perturbation
 draws (never the measured ones) has flattened (the config's ``plateau``).
 
@@ -205,13 +205,18 @@ class NssS4(NeuralExperiment):
     def config(self, scale, seeds):
         cfg = {"n_points": 100, "frequency": float(5 * np.pi), "jitter": 0.5,
                "n_perturbations": 10, "long_factor": 10,
-               # quick: the pipeline in ~15 s on 2 cores (one seed, 500 steps)
-               "steps": by_scale(scale, quick=500, medium=4000, paper=2000),
+               # quick: the pipeline and the shape of the result (no claim is declared for
+               # it): one seed, 250 steps, warm-up 50. The training loss ends at 1-4e-4, below
+               # the nominal floor ~1e-3 the error on u' is measured against, and the error
+               # above the floor is 0.85-1.4x the floor (base seeds 0, 1; 500 steps: ~3e-5
+               # and ~1.1x, at twice the time)
+               "steps": by_scale(scale, quick=250, medium=4000, paper=2000),
                "schedule": by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
                "n_validation": by_scale(scale, quick=0, medium=5, paper=0),
                "eval_every": by_scale(scale, quick=0, medium=50, paper=0),
                "plateau": by_scale(scale, quick=None, medium=PLATEAU, paper=None),
-               "lr": 3e-3, "warmup": 100, "d_model": 16, "d_state": 64,
+               "lr": 3e-3, "warmup": by_scale(scale, quick=50, medium=100, paper=100),
+               "d_model": 16, "d_state": 64,
                "seeds": by_scale(scale, quick=1, medium=8, paper=10),
                "models": list(MODELS)}
         if seeds is not None:
