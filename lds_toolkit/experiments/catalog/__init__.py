@@ -29,7 +29,9 @@ NAME's module.
 
 #: Registered name -> module of this package defining it, cheapest quick run first (``reproduce
 #: all`` runs them in this order): the numpy experiments, then the torch ones by their quick
-#: run time (each under 30 s on 2 cores, see docs/results/quick/*/run.json).
+#: run time: the longer of the two workers' task CPU times, 12, 13, 14, 15, 17 and 10-18 s
+#: (assoc-recall's runs stop when solved; measured one task at a time on 2 loaded cores), see
+#: docs/results/quick/*/run.json for the sweeps.
 EXPERIMENT_MODULES: dict[str, str] = {
     "lengen-regions": "lengen_regions",
     "lengen-alg2": "lengen_alg2",
