@@ -82,8 +82,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     name : str or Experiment
         Registered name (see ``lds-toolkit list``) or an experiment instance.
     scale : {"quick", "medium", "paper"}, optional
-        ``"quick"``: the pipeline and the shape of each result (each experiment within a
-        minute on 2 cores, the thirteen in about 5 1/2 minutes); ``"medium"``: CPU evidence
+        ``"quick"``: the pipeline and the shape of each result (each experiment within
+        20 s on 2 cores, the thirteen in about 3 minutes); ``"medium"``: CPU evidence
         (the neural experiments train each model to a plateau; the whole neural set within
         an hour on 2 cores);
         ``"paper"`` (default): the papers' sizes.
