@@ -33,9 +33,9 @@ polished by the dual ascent (with a badly conditioned R11, g is so curved near t
 the central path's multipliers alone certified 2.3e-11 against a floor of 8.2e-12).  The
 dual method's weak spot is a badly conditioned R11 whose unconstrained fit is (nearly) exact:
 g(0) is then already close to f*, but the multipliers that matter are ~1e-12 and scaling
-W(lam) back onto the balls gives a poor primal point (seen in ``regret-scaling`` at T = 8192, t = 48, cond(R11) = 1.6e12:
-gap 6.5 against an optimum of 1.7e-15).  The barrier's primal iterates approach the optimum
-from inside the balls instead.
+W(lam) back onto the balls gives a poor primal point (seen in ``regret-scaling`` at
+T = 8192, t = 48, cond(R11) = 1.6e12: gap 6.5 against an optimum of 1.7e-15).  The barrier's
+primal iterates approach the optimum from inside the balls instead.
 """
 
 from __future__ import annotations
