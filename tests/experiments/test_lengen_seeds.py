@@ -26,8 +26,10 @@ def _verdicts(name: str, summary: dict) -> dict:
     return {c.id: evaluate_claim(c, summary).verdict for c in claims_at(name, "quick")}
 
 
-@pytest.mark.parametrize("name", FIGURES + [
-    pytest.param("regret-scaling", marks=pytest.mark.slow)])
+# slow (make test-slow): three whole reruns per experiment, ~1 min of CPU for the lengen
+# figures and 3 for regret-scaling, against the default suite's 6-minute budget on 2 cores
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIGURES + ["regret-scaling"])
 def test_quick_verdicts_survive_three_other_base_seeds(experiment_run, tmp_path, name):
     base = _verdicts(name, experiment_run(name, "quick").summary)
     assert base and set(base.values()) == {HOLDS}, base
