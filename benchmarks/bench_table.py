@@ -179,7 +179,8 @@ def neural_wall(before: dict, after: dict) -> str:
                          f"{' to '.join(dict.fromkeys([dates[0], dates[-1]]))}, "
                          f"--jobs {max(j for _, _, j in runs.values())})")
     text = ("**Neural experiments' wall time.** The committed runs' sweeps (their run.json, "
-            "not this script; the quick set comes from one `make figures` on an idle machine, "
+            "not this script; the quick set comes from one `make figures` on a fresh clone "
+            "(the README gives its load), "
             "the medium runs from separate sessions, several under load, so their sum is not "
             "an idle wall time): "
             + "; ".join(parts) + ". Of the layers above only the DPLR kernel (S4 / S4+ with "
