@@ -40,6 +40,14 @@ same interval) and how many seeds hold, which the report and the docs quote as
 ``median [low, high], k of n seeds``. A seed whose entry is missing or not finite counts as
 not holding and is left out of the median.
 
+Margin
+------
+Every judged claim also carries a **margin** (:mod:`lds_toolkit.experiments.margins`): how
+far the verdict is from flipping, in units of the spread over seeds (per-seed claims: judged
+again on bootstrap resamples of the seeds; others with per-seed values: distance to the
+threshold over their standard deviation). A claim that holds with a margin below one spread
+is *fragile* (:attr:`ClaimResult.fragile`): another set of seeds may well break it.
+
 A claim states a paper's claim at its true size. It never bounds a model's quality from
 above to make a failure pass: a claim the toolkit does not reproduce at some scale is not
 declared for that scale, and the report shows it as failing where it was measured.
@@ -55,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from .margins import FRAGILE_BELOW, MARGIN_CAP, per_seed_margin, resample_indices, spread_margin
 from .scales import SCALES
 
 OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
@@ -62,7 +71,6 @@ OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
 HOLDS, FAILS, NOT_RUN = "holds", "fails", "not run"
 #: Resamples of the percentile bootstrap of a per-seed median (fixed seed: deterministic).
 BOOTSTRAP_RESAMPLES = 4000
-_BOOTSTRAP_SEED = 20_241_126
 
 
 @dataclass(frozen=True)
@@ -193,11 +201,18 @@ class ClaimResult:
     interval: Any = None
     share: float | None = None
     n_seeds: int | None = None
+    margin: float | None = None
 
     @property
     def expected(self) -> bool:
         """Whether the claim is declared to hold at the scale of the run."""
         return self.scale in self.claim.scales
+
+    @property
+    def fragile(self) -> bool:
+        """The claim holds, but by less than one spread over seeds (its :attr:`margin`
+        below :data:`~lds_toolkit.experiments.margins.FRAGILE_BELOW`)."""
+        return self.verdict == HOLDS and self.margin is not None and self.margin < FRAGILE_BELOW
 
     def to_dict(self) -> dict[str, Any]:
         c = self.claim
@@ -208,7 +223,17 @@ class ClaimResult:
                 "scale": self.scale, "expected_at_scale": self.expected,
                 "message": self.message, "per_seed": c.per_seed,
                 "interval": _plain(self.interval), "share": self.share,
-                "n_seeds": self.n_seeds}
+                "n_seeds": self.n_seeds, "margin": self.margin, "fragile": self.fragile}
+
+    def describe_margin(self) -> str:
+        """``"margin 2.1"`` (``"margin ≥ 3.5"`` at the cap, ``"fragile: margin 0.4"`` below
+        one spread), or ``""`` when the claim has none."""
+        if self.margin is None:
+            return ""
+        m = self.margin
+        text = f"margin ≥ {MARGIN_CAP:g}" if m >= MARGIN_CAP else (
+            f"margin ≤ {-MARGIN_CAP:g}" if m <= -MARGIN_CAP else f"margin {m:.1f}")
+        return f"fragile: {text}" if self.fragile else text
 
     def describe_value(self) -> str:
         """Our number, short: ``"4.7"``, or for a per-seed claim
@@ -293,17 +318,19 @@ def evaluate_claim(claim: Claim, summary: Mapping[str, Any] | None) -> ClaimResu
                            message=f"quantity missing from this run: {exc}")
     if claim.per_seed:
         return _evaluate_per_seed(claim, value, summary, scale)
-    spread = None
+    spread = margin = None
     if claim.spread is not None:
         try:
             per_seed = lookup(summary, claim.spread)
             vals = [float(v) for v in _flatten(per_seed)]
             if vals:
                 spread = (min(vals), max(vals))
+                margin = spread_margin(claim.op, claim.threshold, value, vals)
         except (PathError, TypeError, ValueError):
             spread = None
     ok = _compare(claim.op, value, claim.threshold)
-    return ClaimResult(claim, HOLDS if ok else FAILS, value=value, spread=spread, scale=scale)
+    return ClaimResult(claim, HOLDS if ok else FAILS, value=value, spread=spread, scale=scale,
+                       margin=margin)
 
 
 def _evaluate_per_seed(claim: Claim, entries, summary, scale) -> ClaimResult:
@@ -333,9 +360,11 @@ def _evaluate_per_seed(claim: Claim, entries, summary, scale) -> ClaimResult:
         spread = (min(vals), max(vals))
     ok = (median is not None and _compare(claim.op, median, claim.threshold)
           and share >= claim.min_share)
+    margin = per_seed_margin(claim.op, claim.threshold, claim.min_share,
+                             [e if _finite_entry(e) else None for e in entries], holds)
     return ClaimResult(claim, HOLDS if ok else FAILS, value=median, spread=spread, scale=scale,
                        interval=interval, share=share, n_seeds=len(entries),
-                       message=f"holds on {sum(holds)} of {len(entries)} seeds")
+                       message=f"holds on {sum(holds)} of {len(entries)} seeds", margin=margin)
 
 
 def _finite_entry(e) -> bool:
@@ -358,8 +387,7 @@ def bootstrap_median_interval(values, level: float = 0.95,
     if arr.ndim not in (1, 2) or arr.shape[0] == 0:
         raise ValueError(f"values must be (seeds,) or (seeds, m) with seeds >= 1, "
                          f"got shape {arr.shape}")
-    rng = np.random.default_rng(_BOOTSTRAP_SEED)
-    idx = rng.integers(0, arr.shape[0], size=(resamples, arr.shape[0]))
+    idx = resample_indices(arr.shape[0], resamples)
     meds = np.median(arr[idx], axis=1)  # (resamples,) or (resamples, m)
     a = (1.0 - level) / 2.0
     lo, hi = np.quantile(meds, [a, 1.0 - a], axis=0)

@@ -34,6 +34,9 @@ from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_js
 #: Report verdicts beyond the claim's own (see the module docstring).
 MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT = ("modified config", "paper error confirmed",
                                           "paper error not confirmed")
+#: The verdict text of a claim that holds by less than one spread over seeds (its margin,
+#: :mod:`lds_toolkit.experiments.margins`).
+FRAGILE = "holds, fragile"
 #: ``--format`` choices of ``lds-toolkit report``.
 FORMATS = ("text", "markdown", "json")
 #: Columns of the text report.
@@ -74,13 +77,16 @@ class ReportRow:
 
     @property
     def verdict(self) -> str:
-        """:attr:`status`; for holds/fails at a scale the claim is not declared for, says so
+        """:attr:`status`; ``holds, fragile`` for a claim that holds with a margin below one
+        spread over seeds; for holds/fails at a scale the claim is not declared for, says so
         (``fails (not expected at quick)``), and a run whose files cannot be read says why
         (``not run: unreadable (summary.json is a FIFO, not a regular file)``)."""
         r, status = self.result, self.status
         if status == NOT_RUN and r.message.startswith("unreadable"):
             return f"{NOT_RUN}: {r.message}"
-        if status in (HOLDS, FAILS) and not r.expected:
+        if status == HOLDS and r.fragile:
+            status = FRAGILE
+        if status in (HOLDS, FAILS, FRAGILE) and not r.expected:
             return f"{status} (not expected at {r.scale})"
         return status
 
@@ -237,12 +243,18 @@ def _spread_text(result: ClaimResult) -> str:
 
 def _cells(row: ReportRow) -> list[str]:
     r, c = row.result, row.result.claim
-    value = "" if r.verdict == NOT_RUN else r.describe_value()
+    value = "" if r.verdict == NOT_RUN else _with_margin(r)
     verdict = row.verdict
     if row.status == MODIFIED:
         verdict += f": {_changes_text(row.changes)}"
     return [row.experiment, f"{c.paper}, {c.where}", c.statement, value, _spread_text(r),
             c.describe_test(), r.scale or "", verdict]
+
+
+def _with_margin(result: ClaimResult) -> str:
+    """Our number and, where the claim has one, its margin (``"0.022; margin 2.1"``)."""
+    margin = result.describe_margin().removeprefix("fragile: ")
+    return result.describe_value() + (f"; {margin}" if margin else "")
 
 
 HEADERS = ["experiment", "paper", "claim", "ours", "seeds (min – max)", "threshold", "scale",
@@ -269,6 +281,9 @@ def _counts(rows: list[ReportRow]) -> str:
     words = {HOLDS: "hold", FAILS: "fail", NOT_RUN: "not run"}
     parts = [f"{counts[v]} {words.get(v, v)}" for v in order
              if counts[v] or v in (HOLDS, FAILS, NOT_RUN)]
+    fragile = sum(r.status == HOLDS and r.result.fragile for r in rows)
+    if fragile:
+        parts[0] += f" ({fragile} fragile: margin below one spread over seeds)"
     return f"{len(rows)} claims: " + ", ".join(parts)
 
 
@@ -310,13 +325,16 @@ def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
                 spread = _spread_text(r)
                 if spread:
                     detail += f" (seeds {spread})"
+                margin = r.describe_margin().removeprefix("fragile: ")
+                if margin:
+                    detail += f", {margin}"
             head = f"  {row.verdict:<{verdict_w}}  {c.where} [{c.id}]: {detail}"
             out.extend(wrap(head, "", " " * (verdict_w + 4)))
             out.extend(wrap(c.statement, indent, indent))
             if row.status == PAPER_ERROR:
                 out.extend(wrap(f"the paper's error: {c.note}", indent, indent))
     out.append("")
-    out.append(_counts(rows))
+    out.extend(wrap(_counts(rows), "", "    "))
     return "\n".join(out).lstrip("\n") + "\n"
 
 
@@ -341,15 +359,17 @@ def _scale_cell(row: ReportRow) -> str:
     if r.verdict == NOT_RUN:
         return "—"
     spread = _spread_text(r)
-    verdict = row.status
-    if verdict in (HOLDS, FAILS) and not r.expected:
+    verdict = FRAGILE if row.status == HOLDS and r.fragile else row.status
+    if verdict in (HOLDS, FAILS, FRAGILE) and not r.expected:
         verdict = f"{verdict} (not expected at this scale)"
     elif verdict == MODIFIED:
         verdict = f"{verdict} ({_changes_text(row.changes)})"
     # "[" as an entity: a bracketed list such as "[[11, 2.2], [83.7, 12]]" would otherwise read
     # as a Markdown reference link (MkDocs' autorefs reports it, strict builds fail)
     value = r.describe_value().replace("[", "&#91;")
-    return f"**{verdict}**<br>{value}" + (f" (seeds {spread})" if spread else "")
+    margin = r.describe_margin().removeprefix("fragile: ")
+    return (f"**{verdict}**<br>{value}" + (f" (seeds {spread})" if spread else "")
+            + (f"; {margin}" if margin else ""))
 
 
 def reproduction_table(roots: Mapping[str, str | Path],
