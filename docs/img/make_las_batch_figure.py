@@ -40,6 +40,9 @@ def main(dirs: list[str]) -> None:
         run = Path(d) / "las-ablation"
         arrays = np.load(run / "arrays.npz")
         summary = json.loads((run / "summary.json").read_text())
+        timings = json.loads((run / "run.json").read_text())["timings"]["train_seconds"]
+        seconds = next(t["seconds"] for t in timings
+                       if t["model"] == "l-only" and t["seed_index"] == 0)
         batch = summary["config"]["batch_size"]
         seen = arrays["eval_steps/l-only"] * batch
         loss = arrays["eval_loss/l-only"][0]
@@ -47,7 +50,7 @@ def main(dirs: list[str]) -> None:
         print(f"batch {batch}: held-out loss first < 2.2 after {below} expressions; "
               f"{loss[-1]:.3f} after {seen[-1]}; test accuracy "
               f"{summary['accuracy_seeds']['l-only'][0]:.3f}; "
-              f"{summary['train_seconds']['l-only'][0]:.0f} s of training")
+              f"{seconds:.0f} s of training (run.json)")
         ax.plot(seen, loss, marker=".", lw=1.2, label=f"batch {batch}")
     ax.axhline(np.log(10), color="0.5", ls=":", lw=1, label="log 10 (uniform guess)")
     ax.set(xlabel="training expressions seen", ylabel="held-out loss",

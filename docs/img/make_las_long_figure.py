@@ -39,8 +39,14 @@ MEDIUM_STEPS = 1000
 
 
 def load(directory: str) -> tuple:
+    """The run's arrays and summary, with its training seconds (from run.json, where wall
+    times live) as ``summary["train_seconds"][model]``."""
     run = Path(directory) / "las-ablation"
-    return np.load(run / "arrays.npz"), json.loads((run / "summary.json").read_text())
+    summary = json.loads((run / "summary.json").read_text())
+    seconds: dict = {}
+    for t in json.loads((run / "run.json").read_text())["timings"]["train_seconds"]:
+        seconds.setdefault(t["model"], []).append(t["seconds"])
+    return np.load(run / "arrays.npz"), {**summary, "train_seconds": seconds}
 
 
 def main(probe_dir: str, no_plateau_dir: str | None = None) -> None:

@@ -14,7 +14,9 @@ An experiment is a sweep over (seed × parameter) tasks plus a summary and figur
    sharing a seed index share a stream (common random numbers across parameters), and no
    number depends on how many workers ran or in which order tasks finished;
 4. ``summarize(config, tasks, results)`` returns ``(summary, arrays)``: the numbers the
-   figure shows (written to ``summary.json``) and raw arrays (written to ``arrays.npz``);
+   figure shows (written to ``summary.json``, results only: the same seed gives the same
+   bytes) and raw arrays (written to ``arrays.npz``); wall times the tasks measured go to
+   ``run.json`` through ``timings(config, tasks, results)``;
 5. ``plot(config, summary, arrays, outdir)`` writes figures with
    :func:`lds_toolkit.experiments.plotting.save_figure` (PNG and PDF) and returns the paths.
 
@@ -133,7 +135,7 @@ class Experiment(ABC):
 
     def headline(self, summary: dict[str, Any]) -> list[str]:
         """A few lines the command line prints after a run: by default each declared claim
-        with its number and verdict (see :mod:`lds_toolkit.experiments.claims`)."""
+        with its number, verdict and margin (see :mod:`lds_toolkit.experiments.claims`)."""
         lines = []
         for claim in self.claims:
             res = evaluate_claim(claim, summary)
@@ -141,8 +143,10 @@ class Experiment(ABC):
                 continue
             expected = "" if res.expected else f", not expected at {res.scale}"
             sep = "; test: " if claim.per_seed else " "
+            margin = res.describe_margin()
             lines.append(f"{claim.where} [{claim.id}]: {res.describe_value()}{sep}"
-                         f"{claim.describe_test()} -> {res.verdict}{expected}")
+                         f"{claim.describe_test()} -> {res.verdict}{expected}"
+                         + (f" ({margin})" if margin else ""))
         return lines
 
     def tasks(self, config: dict[str, Any]) -> list[dict[str, Any]]:
@@ -157,6 +161,12 @@ class Experiment(ABC):
     @abstractmethod
     def summarize(self, config, tasks, results) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """Reduce task results (in task order) to (summary dict, arrays dict)."""
+
+    def timings(self, config, tasks, results) -> dict[str, Any]:
+        """Wall times measured by the tasks (training seconds per model and seed, ...), for
+        ``run.json``: they change from run to run, so they never enter ``summary.json``, which
+        holds results only (default: none)."""
+        return {}
 
     def plot(self, config, summary, arrays, outdir) -> list:
         """Write figures into ``outdir``; return their paths."""

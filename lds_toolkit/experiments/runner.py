@@ -5,20 +5,23 @@ Layout of ``OUT/NAME/``::
     summary.json   the numbers the figure shows, plus the full "config"
     arrays.npz     raw arrays (curves over seeds, grids, ...)
     *.png, *.pdf   the figure(s)
-    run.json       how it ran (tasks computed / loaded / rejected, wall time, jobs, backend,
-                   code version, versions) and the size and SHA-256 of every file above;
-                   written last, so it only ever vouches for complete files
+    run.json       how it ran (tasks computed / loaded / rejected, wall times, jobs, backend,
+                   code version and what it covers, the environment: versions, CPU, BLAS,
+                   threads, see :mod:`.environment`) and the size and SHA-256 of every file
+                   above; written last, so it only ever vouches for complete files
     .tasks/        one stored result per finished task (resume after interruption), see
                    :mod:`lds_toolkit.experiments.store`
     .lock          held while a run writes here: a second run on the same directory refuses
 
-``summary.json`` holds no timings, so two runs with different ``jobs`` give identical files.
+``summary.json`` holds results only (no timings, no host facts: those are in ``run.json``), so
+two runs of the same seed on one machine give identical files, whatever ``jobs`` is.
 See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import time
 import warnings
@@ -35,6 +38,7 @@ from .._repr import compact_repr
 from .._safe_files import ensure_directory
 from .._validation import check_int
 from .base import Experiment, check_requirements, get_experiment
+from .environment import environment
 from .outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
@@ -48,7 +52,7 @@ from .ranges import Int, check_config
 from .scales import check_experiment_scale, check_scale
 from .store import TaskStore, task_key
 from .sweep import SweepStats, check_jobs, run_sweep
-from .version import code_version
+from .version import code_version, code_version_covers
 
 #: Ranges declared for every experiment.
 COMMON_RANGES = {"seeds": Int(1, 10_000)}
@@ -148,6 +152,7 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         else:
             remove_temporaries(store.root)  # left by a run killed mid-write
         keys = [task_key(exp.name, config, t) for t in tasks]
+        load_before = _load_average()
         started = time.perf_counter()
         results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
                                    scheduler=scheduler, client=client,
@@ -166,17 +171,31 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             "tasks_computed": stats.n_computed,
             "tasks_rejected": stats.n_rejected,
             "sweep_seconds": round(stats.seconds, 3),
+            # the 1-minute load average when the sweep started and ended: timings of a shared
+            # machine mean little without it
+            "load_average": [load_before, _load_average()],
             "jobs": jobs,
             "backend": "dask" if (client is not None or scheduler) else
                        ("local" if jobs == 1 else "joblib"),
             "python": platform.python_version(),
             "numpy": np.__version__,
+            "timings": to_jsonable(dict(exp.timings(config, tasks, results))),
+            "code_version_covers": code_version_covers(exp),
+            "environment": environment(torch="torch" in exp.requires or None),
         }
         figures = write_outputs(outdir, summary, arrays,
                                 lambda: _plot(exp, config, summary, arrays, outdir),
                                 {**run_info,
                                  "total_seconds": round(time.perf_counter() - started, 3)})
     return RunResult(exp.name, summary, arrays, outdir, figures, stats)
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average (``None`` where the system has none, e.g. Windows)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:

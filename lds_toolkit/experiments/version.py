@@ -23,7 +23,9 @@ side effect of importing a submodule: otherwise every experiment would depend on
 toolkit through ``lds_toolkit/__init__.py``.
 
 Not covered: data read from disk at run time and libraries outside the list above; use
-``--fresh`` after changing those.
+``--fresh`` after changing those. :func:`code_version_covers` lists what a hash covers (each
+module with a digest of its source, each library with its version); ``run.json`` records it,
+so that two runs with different code versions can say which module or library differs.
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def code_version(experiment) -> str:
     if type(experiment).__module__ not in sources:  # no source file (defined interactively)
         h.update(f"class {type(experiment).__module__}.{type(experiment).__qualname__}".encode())
     return f"{__version__}+src.{h.hexdigest()[:16]}"
+
+
+def code_version_covers(experiment) -> dict[str, dict[str, str]]:
+    """What :func:`code_version` hashes for ``experiment``: ``{"modules": {name: first 16 hex
+    digits of the SHA-256 of its source}, "libraries": {name: version}}``, sorted by name."""
+    sources, libraries = module_closure(type(experiment).__module__)
+    return {"modules": {name: hashlib.sha256(src).hexdigest()[:16]
+                        for name, src in sorted(sources.items())},
+            "libraries": {lib: _library_version(lib) for lib in sorted(libraries)}}
 
 
 def module_closure(module: str) -> tuple[dict[str, bytes], set[str]]:

@@ -130,6 +130,12 @@ class NeuralExperiment(Experiment):
         return [{"seed_index": s, "model": m} for s in range(config["seeds"])
                 for m in config["models"]]
 
+    def timings(self, config, tasks, results):
+        """Each task's training wall time (:func:`training_record`'s ``train_seconds``), for
+        ``run.json``: ``{"train_seconds": [{**task, "seconds": s}, ...]}`` in task order."""
+        return {"train_seconds": [{**t, "seconds": r["train_seconds"]}
+                                  for t, r in zip(tasks, results) if "train_seconds" in r]}
+
 
 def by_model(config, tasks, results) -> dict[str, list]:
     """Task results grouped by ``task["model"]`` (each list in task order, i.e. by seed)."""

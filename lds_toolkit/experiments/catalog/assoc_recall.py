@@ -389,8 +389,7 @@ class AssocRecall(NeuralExperiment):
         summary = {k: {} for k in ("accuracy", "accuracy_seeds", "accuracy_spread",
                                    "split_accuracy", "split_accuracy_seeds", "split_count",
                                    "split_above_chance", "in_chunk_reference",
-                                   "chunk_length", "steps", "plateaued", "status",
-                                   "train_seconds")}
+                                   "chunk_length", "steps", "plateaued", "status")}
         arrays = {}
         for (m, n), rs in cells.items():
             acc = [r["accuracy"] for r in rs]
@@ -398,7 +397,7 @@ class AssocRecall(NeuralExperiment):
             summary["accuracy_seeds"].setdefault(m, {})[n] = acc
             summary["accuracy_spread"].setdefault(m, {})[n] = spread(acc)
             summary["chunk_length"].setdefault(m, {})[n] = rs[0]["chunk_length"]
-            for key in ("steps", "plateaued", "status", "train_seconds"):
+            for key in ("steps", "plateaued", "status"):
                 src = "steps_done" if key == "steps" else key
                 summary[key].setdefault(m, {})[n] = [r[src] for r in rs]
             sa, sas, sc, sab = {}, {}, {}, {}

@@ -286,7 +286,6 @@ class LaSAblation(NeuralExperiment):
             "steps": {m: [r["steps_done"] for r in by[m]] for m in models},
             "plateaued": {m: [r["plateaued"] for r in by[m]] for m in models},
             "status": {m: [r["status"] for r in by[m]] for m in models},
-            "train_seconds": {m: [r["train_seconds"] for r in by[m]] for m in models},
             "alpha_schedule": config["alpha_schedule"],
             "alpha": {s: las_alpha_init(config["n_heads"], config["decay_bound"], s).tolist()
                       for s in schedules},
