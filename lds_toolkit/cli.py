@@ -191,6 +191,8 @@ def _report(args) -> int:
     if bad:
         print(bad, file=sys.stderr)
         return 2
+    if args.compare:
+        return _compare(args)
     out = Path(args.out)
     if not args.out or not out.is_dir():
         print(f"error: --out {str(args.out)!r} is not a directory of results", file=sys.stderr)
@@ -205,6 +207,28 @@ def _report(args) -> int:
         return 1
     # machine formats keep stdout to the document itself
     print(f"written: {md}, {js}", file=sys.stdout if args.format == "text" else sys.stderr)
+    return 0
+
+
+def _compare(args) -> int:
+    """``report --compare DIR_A DIR_B``: what differs between two output roots (nothing is
+    written; exit 2 when either is not a directory)."""
+    from pathlib import Path
+
+    from .experiments.compare import compare_runs, to_json, to_text
+
+    for d in args.compare:
+        if not d or not Path(d).is_dir():
+            print(f"error: --compare {d!r} is not a directory of results", file=sys.stderr)
+            return 2
+    if args.format == "markdown":
+        print("error: --compare prints text or json, not markdown", file=sys.stderr)
+        return 2
+    comparisons = compare_runs(*args.compare, names=args.names or None)
+    if args.format == "json":
+        print(to_json(comparisons), end="")
+    else:
+        print(to_text(comparisons, *args.compare), end="")
     return 0
 
 
@@ -224,6 +248,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default="figures", help="output root (default: figures)")
     rep.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                      help="text (for people, 100 columns; default), markdown or json")
+    rep.add_argument("--compare", nargs=2, metavar=("DIR_A", "DIR_B"), default=None,
+                     help="instead: what differs between the runs under two output roots "
+                          "(environment, code, config, every summary quantity's largest "
+                          "relative difference, changed verdicts)")
     rep.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     return p
 

@@ -3,7 +3,11 @@
 Write an experiment by subclassing :class:`Experiment` in a module of
 ``lds_toolkit/experiments/catalog/`` and decorating it with :func:`register`; run it with
 :func:`reproduce` or ``lds-toolkit reproduce NAME``. See :mod:`lds_toolkit.experiments.base`
-for the contract.
+for the contract. Judging and comparing runs: :mod:`.claims` (paper claims as data),
+:mod:`.margins` (how far a verdict is from flipping), :mod:`.report` (``lds-toolkit report``),
+:mod:`.compare` (``report --compare``: what differs between two sets of runs),
+:mod:`.environment` (what ``run.json`` records of the machine), :mod:`.quotes` (numbers
+quoted from committed runs in the docs).
 """
 
 from .base import (
@@ -15,6 +19,7 @@ from .base import (
     register,
     unavailable_experiments,
 )
+from .compare import compare_runs
 from .outputs import OutputLockedError, verify_outputs
 from .runner import RunResult, load_summary, reproduce, to_jsonable
 from .store import StoredTaskRejected, TaskKey, TaskStore, task_key
@@ -33,6 +38,7 @@ __all__ = [
     "TaskStore",
     "UnknownExperimentError",
     "code_version",
+    "compare_runs",
     "get_experiment",
     "list_experiments",
     "load_summary",
