@@ -4,7 +4,7 @@ invariants, and the paper's claims as the experiments declare them.
 The claims (thresholds included) live in each experiment's ``claims``; ``assert_claims``
 checks those declared for the scale of the run. Quick scale (T = 2^10, n = 64, k = 16,
 16 seeds) runs in the default suite; paper scale (T = 2^14, n = 512, k = 24, 16 seeds) is
-marked slow. ``test_lengen_seeds.py`` reruns the quick claims from other base seeds.
+marked slow. ``test_quick_seeds.py`` reruns every quick claim from base seeds 0-9 (slow).
 """
 
 from __future__ import annotations

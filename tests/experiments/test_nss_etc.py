@@ -7,18 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from lds_toolkit.cli import main as cli_main
 from lds_toolkit.experiments import list_experiments
 
 from ..claims import assert_claims
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nss")
-    assert cli_main(["reproduce", "nss-etc", "--quick", "--out", str(out),
-                     "--no-progress"]) == 0
-    d = out / "nss-etc"
+def run(experiment_run):
+    """The session's quick run (shared with test_compare.py, which compares it with the
+    committed one)."""
+    d = experiment_run("nss-etc", "quick").outdir
     return d, json.loads((d / "summary.json").read_text())
 
 
@@ -53,6 +51,9 @@ def test_summary_numbers(run):
     assert s["monitoring"]["exact"]["bound_satisfied"] is True
     m = s["max_abs_state"]
     assert m["ratio_over_seeds"]["min"] <= m["ratio"] <= m["ratio_over_seeds"]["max"]
+    ratios = m["ratio_per_seed"]  # one perturbation draw per seed, the first is the figure's
+    assert len(ratios) == s["config"]["seeds"] == 16 and ratios[0] == m["ratio"]
+    assert m["ratio_over_seeds"]["median"] == pytest.approx(np.median(ratios))
     assert m["jittered_grid_etc"] < 1.1                      # feedback keeps it stable
     sw = s["sweep"]
     med = np.array(sw["final_norm_vs_magnitude"]["median"])

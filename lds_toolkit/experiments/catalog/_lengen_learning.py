@@ -76,34 +76,47 @@ RATIO_PER_SEED = "per_q/0.5/final_loss_ratio_per_seed"
 SAFE_PER_SEED = "step_size_sensitivity/ratio_at_safe_per_seed"
 
 
-def short_fails_claims(where: str, region: str, paper: float, quick: float) -> tuple:
+#: Why a quick-scale claim is judged on half of the seeds rather than 3 of 4 (the share
+#: of seeds that hold it, pooled over base seeds 0-9, is too close to 3/4 for 16 seeds).
+HALF_THE_SEEDS = ("; quick scale judged on at least half of the 16 seeds: pooled over base "
+                  "seeds 0-9 (160 seeds) {rate} of the seeds hold it, so a 3/4 share fails on "
+                  "{p75} of base seeds by the binomial spread of 16 seeds alone (measured: "
+                  "{seen}); half of them fails on {p50}")
+
+
+def short_fails_claims(where: str, region: str, paper: float, quick: float,
+                       quick_share: float = 0.75, quick_note: str = "") -> tuple:
     """Context T^{1/2} loses to full context on the typical seed: per seed, final loss at
     T^{1/2} over full context >= ``paper`` (paper scale) / ``quick`` (quick scale), the median
-    too, on at least 3 of 4 seeds."""
+    too, on at least 3 of 4 seeds (``quick_share`` at quick scale, ``quick_note`` saying
+    why)."""
     return tuple(
         Claim(cid, LENGEN, where,
               f"Region {region}: context T^{{1/2}} fails, its final loss at least {thr:g}x "
               f"the full-context learner's on the same seed",
-              RATIO_PER_SEED, ">=", thr, scales=(scale,), per_seed=True, min_share=0.75,
+              RATIO_PER_SEED, ">=", thr, scales=(scale,), per_seed=True, min_share=share,
               note=f"per-seed ratio, at the step the validation search chose; threshold "
-                   f"below the typical ({scale}-scale) seed, not at the luckiest")
-        for cid, thr, scale in (("short-fails", paper, "paper"),
-                                ("short-fails-quick", quick, "quick")))
+                   f"below the typical ({scale}-scale) seed, not at the luckiest{extra}")
+        for cid, thr, scale, share, extra in (
+            ("short-fails", paper, "paper", 0.75, ""),
+            ("short-fails-quick", quick, "quick", quick_share, quick_note)))
 
 
-def safe_step_claims(where: str, region: str, paper: float, quick: float) -> tuple:
+def safe_step_claims(where: str, region: str, paper: float, quick: float,
+                     quick_share: float = 0.75, quick_note: str = "") -> tuple:
     """The effect at a step safely inside the stable range (1/8 of the stability edge), not
     only at the best step (which sits next to divergence)."""
     return tuple(
         Claim(cid, LENGEN, where,
               f"Region {region}: the T^{{1/2}} failure does not need an edge-of-stability "
               f"step: at 1/8 of the stability edge the ratio is still >= {thr:g}",
-              SAFE_PER_SEED, ">=", thr, scales=(scale,), per_seed=True, min_share=0.75,
+              SAFE_PER_SEED, ">=", thr, scales=(scale,), per_seed=True, min_share=share,
               note="the safe step: the grid step 3 octaves below the smallest constant step "
                    "at which the full-context learner does no better than y_{t-1} on the "
-                   "validation stream")
-        for cid, thr, scale in (("short-fails-safe-step", paper, "paper"),
-                                ("short-fails-safe-step-quick", quick, "quick")))
+                   f"validation stream{extra}")
+        for cid, thr, scale, share, extra in (
+            ("short-fails-safe-step", paper, "paper", 0.75, ""),
+            ("short-fails-safe-step-quick", quick, "quick", quick_share, quick_note)))
 
 
 def monotone_claim(where: str, region: str) -> Claim:

@@ -2,7 +2,7 @@ r"""``cloze``: the S4++ paper's toy (Sec. 3.2, eq. 17, Table 1) — why an SSM n
 
 Sequences of length 100 are zero except u_12, u_94 ~ U[1, 2]; the target at position 63 is
 u_12² + u_94² (:func:`lds_toolkit.neural.tasks.cloze`). 200 samples, split 8:2, three
-one-layer models trained for 100 epochs (paper scale: the paper's budget; quick scale: 40
+one-layer models trained for 100 epochs (paper scale: the paper's budget; quick scale: 60
 epochs at twice the learning rate; cosine decay) or until the loss on ``n_validation`` fresh
 samples (neither training nor test set) has flattened (medium scale: the config's
 ``plateau``, constant learning rate after warm-up, at most ``epochs``), test MSE over seeds:
@@ -111,12 +111,22 @@ class Cloze(NeuralExperiment):
                    "predictor on the others (summary.json solved_seeds/attention; the counts "
                    "per scale are on docs/experiments/cloze.md)."),
         Claim("sum-solves", "S4++", "Table 1",
-              "attention + S4 solves the cloze task (paper: MSE 0.02)",
-              "mse/s4+attention", "<=", 0.05, spread="mse_seeds/s4+attention"),
+              "attention + S4 solves the cloze task (paper: MSE 0.02): test MSE <= 0.05 on "
+              "the median seed and on at least 3 of 4 seeds",
+              "mse_seeds/s4+attention", "<=", 0.05, per_seed=True, min_share=0.75,
+              note="judged per seed, not on the mean of the quick scale's 2 seeds, which one "
+                   "seed still at the causal floor decides (0.182 on another machine, where "
+                   "base seed 0 was mid-jump when 40 epochs ended)"),
         Claim("sum-beats-both", "S4++", "Table 1",
               "attention + S4 is at least 10x better than the better single model "
               "(paper: 0.02 against 0.67, 34x)",
-              "combination_ratio", "<=", 0.1),
+              "combination_ratio", "<=", 0.1, scales=("medium", "paper"),
+              note="a ratio of means over seeds: attention alone solves the task on about "
+                   "half of the seeds (6 of 10 at paper scale), so with the quick scale's 2 "
+                   "seeds it can solve both (base seed 2 on another machine: ratio 0.466) "
+                   "and the ratio measures the draw, not the models; declared where 8 "
+                   "(medium) and 10 (paper) seeds make both attention seeds solving "
+                   "unlikely"),
     )
 
     # what each config entry may hold, checked before any task (experiments/ranges.py)
@@ -133,13 +143,18 @@ class Cloze(NeuralExperiment):
                     f"the ({config['d_model']}, {config['d_state']}, {L}) SSM kernel terms"))
 
     def config(self, scale, seeds):
-        # quick: 40 of the paper's 100 epochs at twice the learning rate, 2 seeds. The sum
-        # model sits at the causal floor for a while, then solves the task: at lr 2e-3 over
-        # 60 epochs (the quick scale before) seed 0 jumped at epoch ~33. At 4e-3 over 40
-        # epochs it solved on each of 6 seeds tried (test MSE 0.007-0.038, base seeds 0-2);
-        # over 35 epochs two of them stayed at the floor, and over 30 epochs at 8e-3 one
+        # quick: 60 of the paper's 100 epochs at twice the learning rate, 2 seeds. The sum
+        # model sits at the causal floor, then jumps to a solution; the budget must let every
+        # seed finish its jump. Over 40 epochs (cosine) base seed 0 was mid-jump at step ~325
+        # of 400 on another machine (MSE 0.35): its verdict depended on the machine. Over 60
+        # epochs the jump (20-step mean training loss below 0.3 x the floor) came at steps
+        # 82-297 of 600 on base seeds 0-9 (20 runs) and every run solved (test MSE
+        # 0.0007-0.022). Not the plateau rule: the held-out MSE keeps falling after the jump
+        # (at medium the sum plateaued on 1 of 8 seeds within 5000 steps), so it would train
+        # to its budget, and the stall at the floor before the jump would count as a plateau
+        # once the first evaluation lies above the floor.
         cfg = {"n_samples": 200, "train_fraction": 0.8, "length": 100,
-               "epochs": by_scale(scale, quick=40, medium=500, paper=100),
+               "epochs": by_scale(scale, quick=60, medium=500, paper=100),
                "schedule": by_scale(scale, quick="cosine", medium="constant", paper="cosine"),
                "n_validation": by_scale(scale, quick=0, medium=200, paper=0),
                "eval_every": by_scale(scale, quick=0, medium=50, paper=0),

@@ -50,16 +50,16 @@ class NSSETC(Experiment):
         Claim("perturbed-reaches-1e6", "S4++", "Fig. 1 (rightmost panel)",
               "replaying the same inputs at instants perturbed within the grid width (eps = h/2) "
               "makes |x| grow to the order of 10^6 (median over perturbation draws)",
-              "max_abs_state/ratio_over_seeds/median", ">=", 1e6,
-              spread="max_abs_state/ratio_over_seeds/*",
+              "max_abs_state/ratio_per_seed", ">=", 1e6, per_seed=True, min_share=0.5,
               note="max |x| of the perturbed replay over that of the original replay, one "
-                   "perturbation draw per seed; x0 and kappa are not printed in the paper "
-                   "(x0 = (1, 0), kappa = 0.5 here)"),
+                   "perturbation draw per seed, 16 draws at every scale (the quick scale's "
+                   "3 draws gave a median of 6.0e5 for base seed 2: the draws range over "
+                   "1e5-5e6); x0 and kappa are not printed in the paper (x0 = (1, 0), "
+                   "kappa = 0.5 here)"),
         Claim("every-draw-diverges", "S4++", "Sec. 2.2",
               "every perturbation draw, not just a lucky one, blows the state up by at least "
               "four orders of magnitude",
-              "max_abs_state/ratio_over_seeds/min", ">=", 1e4,
-              spread="max_abs_state/ratio_over_seeds/*"),
+              "max_abs_state/ratio_per_seed", ">=", 1e4, per_seed=True, min_share=1.0),
         Claim("printed-example-eq8", "S4++", "Sec. 2.2, eq. 8",
               "the printed example (A, B, T, P, M) satisfies the paper's Lyapunov equation, "
               "eq. 8", "printed_matrices_check/printed_satisfies_eq8", "is", True, scales=(),
@@ -89,7 +89,9 @@ class NSSETC(Experiment):
     def config(self, scale, seeds):
         # medium = paper: the whole paper-scale sweep runs on a CPU in seconds
         if scale == "quick":
-            cfg = {"seeds": 3,
+            # 16 perturbation draws, as at paper scale: a task is ~0.25 s of CPU, and the
+            # median of 3 draws fell below 1e6 on one of base seeds 0-9 (5.99e5, seed 2)
+            cfg = {"seeds": 16,
                    "magnitude_fractions": [1e-6, 1e-4, 1e-2, 0.1, 0.5, 0.9],
                    "kappas": [0.2, 0.5, 0.8]}
         else:
@@ -175,6 +177,7 @@ class NSSETC(Experiment):
                 "jittered_grid_etc": first["max_abs_jittered_etc"],
                 "ratio_over_seeds": {"median": float(np.median(ratios)),
                                      "min": float(ratios.min()), "max": float(ratios.max())},
+                "ratio_per_seed": ratios,
                 "replay_error_original": first["replay_error"],
             },
             "sweep": {
