@@ -16,6 +16,10 @@
   generated section listing the experiment's declared claims and their verdicts on the
   committed numbers (``docs/results/``), from the same declarations as the tests and
   ``lds-toolkit report``.
+* **Numbers from the runs.** Every page's quotes, ``{{ median quick/cloze
+  mse_seeds/s4+attention }}`` (:mod:`lds_toolkit.experiments.quotes`), are replaced by the
+  numbers of the committed runs in ``docs/results/``; a quote that names a missing run, path
+  or claim fails the build, naming the page, the line and the quote.
 """
 
 from __future__ import annotations
@@ -227,6 +231,10 @@ def _experiments_table() -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
+    if not src.startswith("tutorials/"):  # executed output is not ours to rewrite
+        from lds_toolkit.experiments.quotes import render
+
+        markdown = render(markdown, DOCS / "results", where=f"docs/{src}")
     marker = "<!-- experiments-table: generated from the registry by docs/_site/hooks.py -->"
     if src == "experiments/index.md":
         return markdown.replace(marker, _experiments_table())

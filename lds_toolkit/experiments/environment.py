@@ -49,7 +49,7 @@ def environment(torch: bool | None = None) -> dict[str, Any]:
     is already imported.
     """
     if torch is None:
-        torch = "torch" in sys.modules
+        torch = sys.modules.get("torch") is not None
     return {
         "python": {"version": platform.python_version(),
                    "implementation": platform.python_implementation(),
