@@ -1,9 +1,13 @@
-"""The reproduction table of docs/index.md is what the committed numbers give.
+"""The docs' numbers are what the committed runs give.
 
 ``docs/results/<scale>/<name>/summary.json`` are copies of real runs (``make results``);
-the table between the markers of docs/index.md must equal
+the reproduction table between the markers of docs/index.md must equal
 :func:`lds_toolkit.experiments.report.reproduction_table` of them, so it can neither be
-edited by hand nor go stale when a claim's declaration or a committed run changes.
+edited by hand nor go stale when a claim's declaration or a committed run changes. The
+numbers the pages quote are quotes (:mod:`lds_toolkit.experiments.quotes`) rendered from
+the same runs by the site's hook; every one must render, and the quick scale's seed sweep
+(``docs/results/quick/base-seeds.json``) must cover every quick claim and agree with the
+committed run.
 """
 
 from __future__ import annotations
@@ -13,8 +17,13 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from lds_toolkit.experiments import list_experiments
 from lds_toolkit.experiments.base import SCALES
+from lds_toolkit.experiments.claims import bootstrap_median_interval, evaluate_claim
+from lds_toolkit.experiments.quotes import QuoteError, Runs, quotes_in, render
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("build_results", ROOT / "docs" / "build_results.py")
@@ -67,3 +76,77 @@ def test_collect_copies_a_run_under_its_own_scale(tmp_path):
     assert copied == [f"{src.parent.name} ({src.parent.parent.name})"]
     assert (results / src.parent.parent.name / src.parent.name / "summary.json").read_bytes() \
         == src.read_bytes()
+
+
+# ------------------------------------------------------------------ numbers quoted in pages
+
+DOCS = ROOT / "docs"
+RESULTS = build_results.RESULTS
+#: Pages rendered with the site's hook (every Markdown page but the tutorials' output).
+PAGES = sorted(p for p in DOCS.rglob("*.md")
+               if "tutorials" not in p.parts and "results" not in p.parts)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_quoted_number_renders_from_the_committed_runs(page):
+    """What `make docs` does to each page: every quote resolves to a committed number (a
+    missing run, path or claim fails the build, naming the page and line)."""
+    text = page.read_text()
+    rendered = render(text, RESULTS, where=str(page.relative_to(ROOT)))
+    assert not quotes_in(rendered)
+
+
+def test_pages_that_explain_experiments_quote_their_numbers():
+    """The pages the issue found stale quote their quick numbers rather than typing them."""
+    for name in ("experiments/cloze.md", "experiments/lds-streams.md",
+                 "experiments/induction-heads.md", "experiments/nss-s4.md",
+                 "learning/spectral_filtering.md", "index.md"):
+        assert len(quotes_in((DOCS / name).read_text())) >= 5, name
+
+
+def test_quotes_follow_the_numbers_and_fail_on_what_does_not_exist(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RESULTS, results)
+    text = ("{{ median paper/cloze mse_seeds/s4+attention }}; {{ count paper/cloze "
+            "mse_seeds/attention < 0.1 }}; {{ ratio paper/cloze mse/s4 mse/s4+attention .3g }}")
+    summary_path = results / "paper" / "cloze" / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    mse = summary["mse_seeds"]["s4+attention"]
+    lo, hi = bootstrap_median_interval(mse)
+    med, k = np.median(mse), sum(v < 0.1 for v in summary["mse_seeds"]["attention"])
+    ratio = summary["mse"]["s4"] / summary["mse"]["s4+attention"]
+    assert render(text, results) == (f"{med:.3g} [{lo:.3g}, {hi:.3g}]; {k} of "
+                                     f"{len(summary['mse_seeds']['attention'])}; {ratio:.3g}"
+                                     ).replace("e-0", "e-")
+    summary["mse_seeds"]["attention"] = [0.01] * len(summary["mse_seeds"]["attention"])
+    summary_path.write_text(json.dumps(summary))
+    assert render(text, Runs(results)) != render(text, RESULTS)  # a new number, a new page
+    for bad, why in (("{{ value paper/cloze no/such/path }}", "no entry 'no'"),
+                     ("{{ value quick/no-such-run mse }}", "no committed run"),
+                     ("{{ claim paper/cloze no-such-claim }}", "declares no claim"),
+                     ("{{ nonsense paper/cloze mse }}", "unknown quote function"),
+                     ("{{ count paper/cloze mse_seeds/attention ~ 0.1 }}", "OP one of")):
+        with pytest.raises(QuoteError, match=why):
+            render(f"line 1\n{bad}", results, where="page.md")
+        with pytest.raises(QuoteError, match="page.md, line 2"):
+            render(f"line 1\n{bad}", results, where="page.md")
+
+
+def test_the_seed_sweep_covers_every_quick_claim_and_matches_the_committed_run():
+    """docs/results/quick/base-seeds.json (docs/build_seed_sweep.py) judges every claim
+    declared for the quick scale on base seeds 0-9, every one holds, and its base seed 0 is
+    the committed quick run (so it cannot be stale against it)."""
+    sweep = json.loads((RESULTS / "quick" / "base-seeds.json").read_text())
+    assert sweep["seeds"] == list(range(10))
+    for name, exp in list_experiments().items():
+        quick = [c for c in exp.claims if "quick" in c.scales]
+        assert sorted(sweep["claims"].get(name, {})) == sorted(c.id for c in quick), name
+        committed = json.loads((RESULTS / "quick" / name / "summary.json").read_text())
+        for claim in quick:
+            rows = sweep["claims"][name][claim.id]
+            assert [r["seed"] for r in rows] == list(range(10)), (name, claim.id)
+            failed = [r for r in rows if r["verdict"] != "holds"]
+            assert not failed, (name, claim.id, failed)
+            now = evaluate_claim(claim, committed)
+            assert (rows[0]["text"], rows[0]["margin"]) == (now.describe_value(),
+                                                            now.margin), (name, claim.id)

@@ -81,7 +81,7 @@ def test_help_list_report_and_the_numpy_experiments_run_without_torch(tmp_path):
     assert "lds_toolkit[nn]" in listed["out"]
     for run in (impulse, etc):
         assert run["code"] == 0, run["err"]
-    assert "nss-etc: 3 task(s) computed" in etc["out"]
+    assert "nss-etc: 16 task(s) computed" in etc["out"]  # 16 perturbation draws
     assert (tmp_path / "out" / "nss-etc" / "run.json").is_file()
     assert report["code"] == 0, report["err"]
     assert "paper error confirmed" in report["out"]  # nss-etc's printed example, eq. 8
