@@ -167,9 +167,6 @@ def _experiment_cases():
         ("cli --set key with a space",
          lambda tmp: _cli("reproduce", "lds-impulse", "--quick", "--out", str(tmp), "--set",
                           " n=5"), ["--set", "' n'"]),
-        ("cli --jobs 1000000",
-         lambda tmp: _cli("reproduce", "lds-impulse", "--quick", "--out", str(tmp), "--jobs",
-                          "1000000"), ["--jobs", "1000000"]),
     ]
 
 
@@ -278,14 +275,11 @@ def _neural_cases():
         ("train warmup 1e12",
          lambda tmp: N.train(model(), regression_task(), steps=2, warmup=10**12),
          ["warmup", "steps"]),
-        ("train batch_size 1e9",
-         lambda tmp: N.train(model(), regression_task(), steps=2, batch_size=10**9),
-         ["batch_size", "sequences"]),
         ("train no sequences",
          lambda tmp: N.train(model(), regression_task(n=0), steps=2), ["data", "no sequences"]),
         ("train callback string",
          lambda tmp: N.train(model(), regression_task(), steps=2, callback="abc"),
-         ["callback", "callable"]),
+         ["callback", "function", "'abc'"]),
         ("train regression model on tokens",
          lambda tmp: N.train(model(), token_task(), steps=2), ["token", "vocab_size"]),
         ("train half model on CPU",
@@ -313,8 +307,7 @@ def cases() -> list:
     """Every case (numpy, experiments and, when torch is installed, neural)."""
     out = _numpy_cases() + _experiment_cases() + _divergence_cases()
     try:
-        later = ("SequenceTask", "lds_next_output", "train", "evaluate")  # tasks and training
-        out += [c for c in _neural_cases() if not c[0].startswith(later)]
+        out += _neural_cases()
     except ImportError:  # pragma: no cover - torch missing
         pass
     return out

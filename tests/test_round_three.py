@@ -141,15 +141,21 @@ def test_workers_never_outnumber_the_tasks_and_fit_the_process_limit(monkeypatch
         workers.check_workers(9, 100)
 
 
-def test_cli_refuses_jobs_beyond_the_process_limit_before_starting_anything(monkeypatch,
+@pytest.mark.parametrize("jobs", ["400000", "1000000"])
+def test_cli_refuses_jobs_beyond_the_process_limit_before_starting_anything(jobs, monkeypatch,
                                                                         tmp_path, capsys):
+    """Under a 40-process limit (the issue's case; where the limit is unlimited, the workers
+    are capped at the 9 tasks instead: ``local_workers`` above)."""
     from lds_toolkit.cli import main as cli_main
 
     monkeypatch.setattr(workers, "process_limit", lambda: 40)
     code = cli_main(["reproduce", "lds-impulse", "--quick", "--out", str(tmp_path),
-                     "--jobs", "400000"])
+                     "--jobs", jobs])
     assert code == 2 and not (tmp_path / "lds-impulse").exists()
-    assert capsys.readouterr().err.startswith("error: --jobs=400000 is more than the 40")
+    err = capsys.readouterr().err
+    assert err == (f"error: --jobs={jobs} is more than the 40 processes this user may run "
+                   f"(ulimit -u); give at most the number of cores ({os.cpu_count()}), or -1 "
+                   "for one worker per core\n")
 
 
 def test_user_task_count_counts_this_process():
@@ -199,3 +205,68 @@ def test_report_flags_a_number_stored_as_text():
                               'is not what the experiment writes)')
     assert evaluate_claim(claim, {"x": 1.5, "config": {}}).verdict == "holds"
     assert evaluate_claim(claim, {"x": [1.0, "2"], "config": {}}).verdict == "not run"
+
+
+# ------------------------------------------------------------------------ tasks, training
+def _reals(n=4, length=8, seed=0):
+    from lds_toolkit.neural.tasks import SequenceTask
+
+    x = np.random.default_rng(seed).standard_normal((n, length, 1))
+    mask = np.ones((n, length), bool)
+    return SequenceTask(x, np.cumsum(x, axis=1), mask, mask.copy(), name="cumsum",
+                        info={"scale": 1.5, "raw": x[:, :, 0]})
+
+
+def test_a_task_is_saved_to_exactly_the_path_given_and_loads_back_equal(tmp_path):
+    pytest.importorskip("torch")
+    from lds_toolkit.neural.tasks import SequenceTask
+
+    task = _reals()
+    path = task.save(tmp_path / "task.data")  # no .npz suffix: numpy alone would add one
+    assert path == tmp_path / "task.data" and sorted(os.listdir(tmp_path)) == ["task.data"]
+    back = SequenceTask.load(path)
+    for key in ("inputs", "targets", "mask", "eval_mask"):
+        np.testing.assert_array_equal(getattr(back, key), getattr(task, key))
+    assert back.name == "cumsum" and back.info["scale"] == 1.5
+    np.testing.assert_array_equal(back.info["raw"], task.info["raw"])
+    np.testing.assert_array_equal(task.subset([-1]).inputs, task.inputs[3:])
+
+
+def test_a_large_file_of_another_kind_is_refused_on_its_first_bytes(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    from lds_toolkit import _safe_files
+    from lds_toolkit.neural.tasks import SequenceTask
+
+    path = tmp_path / "big.npz"
+    with open(path, "wb") as fh:
+        fh.truncate(2**31)  # sparse: 2 GiB of zeros
+    reads = []
+    real_read = os.read
+    monkeypatch.setattr(_safe_files.os, "read", lambda fd, n: reads.append(n) or
+                        real_read(fd, n))
+    with pytest.raises(ValueError, match=r"is not a task file written by SequenceTask.save: "
+                                         r"task file does not start with b'PK\\x03\\x04'"):
+        SequenceTask.load(path)
+    assert reads == [4]  # the header only
+
+
+def test_a_batch_size_above_the_data_is_said_and_trains_as_the_full_batch():
+    torch = pytest.importorskip("torch")
+    from lds_toolkit.neural import SequenceModel, train
+    from lds_toolkit.neural._call_checks import BatchSizeWarning
+
+    data = _reals()
+    runs = []
+    for batch_size in (10**9, len(data)):
+        torch.manual_seed(0)
+        model = SequenceModel(4, 1, "s4d", d_input=1, d_output=1, seed=0)
+        if batch_size > len(data):
+            with pytest.warns(BatchSizeWarning, match=r"batch_size=1000000000 is larger than "
+                                                      r"the 4 training sequences"):
+                res = train(model, data, steps=3, batch_size=batch_size, lr=1e-2)
+        else:
+            res = train(model, data, steps=3, batch_size=batch_size, lr=1e-2)
+        runs.append((res.history["loss"], [p.detach().clone() for p in model.parameters()]))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for a, b in zip(runs[0][1], runs[1][1]):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
