@@ -290,10 +290,12 @@ class LDS(control.StateSpace):
                              "float64 Markov parameters")
         out = np.empty((length, self.n_outputs, self.n_inputs))
         out[0] = self.D
+        # plain ndarray views: a FrozenMatrix's products go through __array_ufunc__ (~2 us)
+        A, C = np.asarray(self.A), np.asarray(self.C)
         AkB = self.B.copy()
         for t in range(1, length):
-            out[t] = self.C @ AkB
-            AkB = self.A @ AkB
+            out[t] = C @ AkB
+            AkB = A @ AkB
         if convention == "control":
             out /= self.sample_time
         return out
