@@ -250,10 +250,25 @@ def test_a_large_file_of_another_kind_is_refused_on_its_first_bytes(tmp_path, mo
     assert reads == [4]  # the header only
 
 
+def test_a_warmup_longer_than_the_run_is_said_with_the_learning_rate_it_reaches():
+    torch = pytest.importorskip("torch")
+    from lds_toolkit.neural import SequenceModel, train
+    from lds_toolkit.neural._call_checks import TrainSettingWarning
+
+    torch.manual_seed(0)
+    model = SequenceModel(4, 1, "s4d", d_input=1, d_output=1, seed=0)
+    with pytest.warns(TrainSettingWarning, match=r"warmup=1000000000000 is longer than the run "
+                                                 r"\(steps=2\): the learning rate never reaches "
+                                                 r"lr=0.01 \(it ends at 2e-12 of it\)"):
+        res = train(model, _reals(), steps=2, warmup=10**12, lr=1e-2)
+    # the schedule it warns about: lr (t + 1) / warmup at step t
+    np.testing.assert_allclose(res.history["lr"], [1e-2 * 1e-12, 1e-2 * 2e-12], rtol=1e-12)
+
+
 def test_a_batch_size_above_the_data_is_said_and_trains_as_the_full_batch():
     torch = pytest.importorskip("torch")
     from lds_toolkit.neural import SequenceModel, train
-    from lds_toolkit.neural._call_checks import BatchSizeWarning
+    from lds_toolkit.neural._call_checks import TrainSettingWarning
 
     data = _reals()
     runs = []
@@ -261,8 +276,8 @@ def test_a_batch_size_above_the_data_is_said_and_trains_as_the_full_batch():
         torch.manual_seed(0)
         model = SequenceModel(4, 1, "s4d", d_input=1, d_output=1, seed=0)
         if batch_size > len(data):
-            with pytest.warns(BatchSizeWarning, match=r"batch_size=1000000000 is larger than "
-                                                      r"the 4 training sequences"):
+            with pytest.warns(TrainSettingWarning, match=r"batch_size=1000000000 is larger than "
+                                                         r"the 4 training sequences"):
                 res = train(model, data, steps=3, batch_size=batch_size, lr=1e-2)
         else:
             res = train(model, data, steps=3, batch_size=batch_size, lr=1e-2)

@@ -4,10 +4,13 @@ that no single one says alone.
 
 * the data hold sequences and their mask marks positions (an all-False training mask would
   train on nothing and report a loss of 0, an all-False evaluation mask a NaN loss);
-* ``callback`` is callable; ``warmup`` fits in ``steps`` (else the learning rate never
-  reaches ``lr``); a ``batch_size`` asked for above the number of sequences is said with a
-  :class:`BatchSizeWarning` (every step then uses them all; the batch never holds more than
-  the data, so no memory beyond the data's own is at stake);
+* ``callback`` is callable;
+* settings that train, but not as their value suggests, are said with a
+  :class:`TrainSettingWarning`: a ``warmup`` longer than ``steps`` (the learning rate never
+  reaches ``lr``; a warning rather than an error, so that a short smoke run of an experiment
+  whose config has a long warm-up still runs), a ``batch_size`` asked for above the number of
+  sequences (every step uses them all; the batch never holds more than the data, so no
+  memory beyond the data's own is at stake);
 * the model can take the data: token data (``vocab_size``) need a model with an embedding,
   real-valued data a model without one (checked for models that say which they are, such as
   :class:`~lds_toolkit.neural.SequenceModel`); float16 parameters are refused on the CPU,
@@ -33,8 +36,9 @@ from .training_config import TrainConfig
 _DEFAULT_BATCH = next(f.default for f in fields(TrainConfig) if f.name == "batch_size")
 
 
-class BatchSizeWarning(UserWarning):
-    """``batch_size`` is larger than the number of training sequences."""
+class TrainSettingWarning(UserWarning):
+    """A training setting that does not do what its value suggests (``warmup`` longer than
+    the run, ``batch_size`` larger than the data)."""
 
 
 def check_positions(data: SequenceTask, mask: str, what: str, name: str = "data") -> None:
@@ -61,12 +65,12 @@ def check_train_call(model: nn.Module, data: SequenceTask, cfg, callback,
         raise TypeError(f"train: callback must be a function callback(step, record) or None, "
                         f"got {type(callback).__name__} {callback!r:.60}")
     if cfg.warmup > cfg.steps:
-        raise ValueError(f"train: warmup={cfg.warmup} is longer than the run (steps="
-                         f"{cfg.steps}): the learning rate would never reach lr={cfg.lr:g} "
-                         f"(it ends at {cfg.steps / cfg.warmup:.3g} of it); give warmup <= "
-                         f"steps")
+        warnings.warn(TrainSettingWarning(
+            f"train: warmup={cfg.warmup} is longer than the run (steps={cfg.steps}): the "
+            f"learning rate never reaches lr={cfg.lr:g} (it ends at {cfg.steps / cfg.warmup:.3g}"
+            f" of it); give warmup <= steps"), stacklevel=3)
     if cfg.batch_size > len(data) and cfg.batch_size != _DEFAULT_BATCH:  # asked for
-        warnings.warn(BatchSizeWarning(
+        warnings.warn(TrainSettingWarning(
             f"train: batch_size={cfg.batch_size} is larger than the {len(data)} training "
             f"sequences: every step uses all of them (a batch of {len(data)})"), stacklevel=3)
     check_model_takes(model, data, "train")
