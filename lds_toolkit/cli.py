@@ -322,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         timings.append(seconds)
         rejected = (f", {s.n_rejected} stored result(s) failed their checks and were "
                     "recomputed" if s.n_rejected else "")
-        print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded{rejected}, "
+        n_resumed = sum(k in s.resumed for k in s.computed_keys)
+        resumed = f" ({n_resumed} resumed from a checkpoint)" if n_resumed else ""
+        print(f"{name}: {s.n_computed} task(s) computed{resumed}, {s.n_cached} loaded{rejected}, "
               f"{seconds:.1f} s -> {res.outdir}", flush=True)
         for line in get_experiment(name).headline(res.summary):
             print(f"  {line}", flush=True)

@@ -298,6 +298,8 @@ class SequenceModel(nn.Module):
     norm, prenorm, mlp_ratio, activation, dropout : as :class:`Block`.
     seed : int, torch.Generator or None; seeds every parameter of the model.
 
+    Notes
+    -----
     Token ids outside ``[0, vocab_size)`` are refused with a ``ValueError`` naming the range
     found, at the cost of one device-to-host read per call. The check follows
     :func:`~lds_toolkit.neural.input_checks` and is skipped inside ``torch.compile``:

@@ -216,3 +216,18 @@ def test_a_run_stopped_at_its_deadline_resumes_to_the_uninterrupted_run(tmp_path
     np.testing.assert_array_equal(res.evals["loss"], ref.evals["loss"])
     for p, q in zip(resumed_model.parameters(), ref_model.parameters()):
         assert torch.equal(p, q)
+
+
+@pytest.mark.slow
+def test_compile_true_trains_through_inductor_to_the_eager_losses():
+    """compile=True on a CPU: inductor's generated C++ kernels (a compiler is needed) train
+    the break-free model to the eager losses within float32 round-off of fused kernels."""
+    data = induction_heads(32, 10, vocab_size=6, rng=0)
+    data = type(data)(data.inputs, data.targets % 10, data.mask, data.eval_mask,
+                      vocab_size=10, n_classes=10, name="tokens")
+    eager = train(_conv_model(), data, steps=6, batch_size=8, seed=0)
+    try:
+        compiled = train(_conv_model(), data, steps=6, batch_size=8, seed=0, compile=True)
+    finally:
+        torch._dynamo.reset()
+    np.testing.assert_allclose(compiled.history["loss"], eager.history["loss"], rtol=1e-4)
