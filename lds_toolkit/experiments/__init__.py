@@ -3,13 +3,15 @@
 Write an experiment by subclassing :class:`Experiment` in a module of
 ``lds_toolkit/experiments/catalog/`` and decorating it with :func:`register`; run it with
 :func:`reproduce` or ``lds-toolkit reproduce NAME``. See :mod:`lds_toolkit.experiments.base`
-for the contract. Judging and comparing runs: :mod:`.claims` (paper claims as data),
-:mod:`.margins` (how far a verdict is from flipping), :mod:`.report` (``lds-toolkit report``),
-:mod:`.compare` (``report --compare``: what differs between two sets of runs),
-:mod:`.environment` (what ``run.json`` records of the machine), :mod:`.quotes` (numbers
-quoted from committed runs in the docs).
+for the contract, :mod:`~lds_toolkit.experiments.task_runtime` for the checkpoints and time
+budget of running tasks (:class:`TimeBudgetReached`). Judging and comparing runs:
+:mod:`.claims` (paper claims as data), :mod:`.margins` (how far a verdict is from flipping),
+:mod:`.report` (``lds-toolkit report``), :mod:`.compare` (``report --compare``: what differs
+between two sets of runs), :mod:`.environment` (what ``run.json`` records of the machine),
+:mod:`.quotes` (numbers quoted from committed runs in the docs).
 """
 
+from .._budget import TimeBudgetReached
 from .base import (
     Experiment,
     MissingDependencyError,
@@ -36,6 +38,7 @@ __all__ = [
     "SweepStats",
     "TaskKey",
     "TaskStore",
+    "TimeBudgetReached",
     "UnknownExperimentError",
     "code_version",
     "compare_runs",
