@@ -104,7 +104,9 @@ def _numpy_simd() -> dict[str, Any] | None:
 def _thread_pools() -> list[dict[str, Any]]:
     from threadpoolctl import threadpool_info
 
-    return [{k: pool.get(k) for k in _POOL_KEYS} for pool in threadpool_info()]
+    pools = [{k: pool.get(k) for k in _POOL_KEYS} for pool in threadpool_info()]
+    # in a stable order (threadpoolctl lists them in loading order, which varies by run)
+    return sorted(pools, key=lambda p: tuple(str(p[k]) for k in _POOL_KEYS))
 
 
 def _torch_settings() -> dict[str, Any]:
