@@ -115,7 +115,7 @@ def test_quotes_follow_the_numbers_and_fail_on_what_does_not_exist(tmp_path):
     lo, hi = bootstrap_median_interval(mse)
     med, k = np.median(mse), sum(v < 0.1 for v in summary["mse_seeds"]["attention"])
     ratio = summary["mse"]["s4"] / summary["mse"]["s4+attention"]
-    assert render(text, results) == (f"{med:.3g} [{lo:.3g}, {hi:.3g}]; {k} of "
+    assert render(text, results) == (f"{med:.3g} &#91;{lo:.3g}, {hi:.3g}]; {k} of "
                                      f"{len(summary['mse_seeds']['attention'])}; {ratio:.3g}"
                                      ).replace("e-0", "e-")
     summary["mse_seeds"]["attention"] = [0.01] * len(summary["mse_seeds"]["attention"])

@@ -41,6 +41,7 @@ optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``)
     ``load_average`` at the start and end of the sweep, as ``a–b``).
 
 Numbers in e-notation print compactly: ``1.29e6``, ``1.6e-4`` (``.1e`` gives the latter).
+An opening bracket is written ``&#91;`` (Markdown would read ``[a] [b]`` as a link).
 """
 
 from __future__ import annotations
@@ -290,7 +291,8 @@ def render(text: str, root: str | Path | Runs, where: str = "text") -> str:
 
     def one(m: re.Match) -> str:
         try:
-            return render_quote(runs, m.group(1), m.group(2))
+            # "[" as an entity: "[1, 1] [[0.99, 1], [1, 1]]" would read as Markdown links
+            return render_quote(runs, m.group(1), m.group(2)).replace("[", "&#91;")
         except QuoteError as exc:
             line = text.count("\n", 0, m.start()) + 1
             raise QuoteError(f"{where}, line {line}: {m.group(0)}: {exc}") from None
