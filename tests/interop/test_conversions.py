@@ -109,7 +109,8 @@ def test_impulse_response_refusals():
     ("gbt", {"alpha": 0.3, "prewarp_frequency": 1.0}, "with alpha=0.3"),
     ("tustin", {"prewarp_frequency": 40.0}, r"below the Nyquist frequency pi/dt = 31.4"),
     ("tustin", {"prewarp_frequency": -1.0}, "prewarp_frequency must lie in"),
-    ("impulse", {}, "method must be one of"),
+    ("impulse-invariant", {}, "method must be one of"),
+    ("impulse", {"alpha": 0.5}, "alpha is only used by method=.gbt."),
 ])
 def test_discretize_refuses_options_the_method_does_not_use(method, kw, match):
     with pytest.raises(ValueError, match=match):
