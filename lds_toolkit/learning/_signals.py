@@ -101,9 +101,9 @@ class SignalCodec:
         vec = as_float_array(self.label, value)
         kind = "scalar" if vec.ndim == 0 else "array"
         vec = vec.reshape(1) if vec.ndim == 0 else vec
-        if vec.ndim != 1:
-            raise ValueError(f"{self.label} must be a number, a 1-D array or a dict of numbers, "
-                             f"got shape {vec.shape}")
+        if vec.ndim != 1 or vec.size == 0:
+            raise ValueError(f"{self.label} must be a number, a non-empty 1-D array or a dict of "
+                             f"numbers, got shape {vec.shape}")
         if self.fixed_names is not None and vec.shape != (len(self.fixed_names),):
             raise ValueError(f"{self.label} must have shape ({len(self.fixed_names)},), one "
                              f"entry per name {self.fixed_names}, got {vec.shape}")

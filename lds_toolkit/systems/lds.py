@@ -258,6 +258,9 @@ class LDS(control.StateSpace):
         if not self.is_continuous:
             raise ValueError(f"system must be continuous-time (dt 0 or None), got dt={self.dt}")
         copy_names = check_bool("copy_names", copy_names)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str (the sampled system's name), got "
+                            f"{type(name).__name__} {name!r}")
         Ad, Bd, Cd, Dd = discretize_matrices(self.A, self.B, self.C, self.D, dt, method,
                                              alpha=alpha, prewarp_frequency=prewarp_frequency)
         names: dict = {}
@@ -391,8 +394,15 @@ def _check_names(key: str, value, count: int, what: str) -> None:
         got = count if value is None else int(value)
     elif isinstance(value, str):
         got = 1
-    else:
+    elif isinstance(value, list | tuple | np.ndarray):  # ordered: a set has no column order
+        bad = [v for v in value if not isinstance(v, str)]
+        if bad:
+            raise TypeError(f"{key} must be a list of names (str), a name or a count, got "
+                            f"{type(bad[0]).__name__} {bad[0]!r} in {value!r}")
         got = len(value)
+    else:
+        raise TypeError(f"{key} must be a list of names (str), a name or a count, got "
+                        f"{type(value).__name__} {value!r}")
     if got != count:
         raise ValueError(f"{key} must name the {count} {key} ({what}), got {got}: {value!r}")
 
