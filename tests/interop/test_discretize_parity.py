@@ -77,7 +77,7 @@ def _close(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale, err_msg=m)
 
 
-PROPERTY = settings(max_examples=120, deadline=None,
+PROPERTY = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -32,7 +32,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::lds_toolkit.learning.FilterPrec
 
 TWINS = [rl.SpectralFiltering, rl.SpectralFilteringAR2, rl.LastValue, rl.LDSOracle,
          rl.BestInHindsight]
-CASES = [(cls, params) for cls in TWINS for params in cls._unit_test_params()]
+# every learner in its first unit-test configuration (the default suite), the others slow
+CASES = [pytest.param(cls, params, marks=[pytest.mark.slow] if i else [])
+         for cls in TWINS for i, params in enumerate(cls._unit_test_params())]
 DATASET_CHECKS = {"check_shuffle_features_no_impact", "check_emerging_features",
                   "check_disappearing_features", "check_radically_disappearing_features",
                   "check_predict_one_before_any_learn", "check_learn_one", "check_pickling",
@@ -41,7 +43,7 @@ DATASET_CHECKS = {"check_shuffle_features_no_impact", "check_emerging_features",
 
 
 @pytest.mark.parametrize("cls, params", CASES,
-                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(CASES)])
+                         ids=[f"{p.values[0].__name__}-{i}" for i, p in enumerate(CASES)])
 def test_check_estimator_passes_on_every_learner(cls, params):
     model = cls(**params)
     assert isinstance(model, river.base.Regressor) and isinstance(model, core.OnlineLearner)
@@ -76,10 +78,22 @@ STREAMED = {  # the learners whose streaming run is fit_predict's (not BestInHin
 }
 
 
-def _progressive_predictions(model, rows, y):
-    steps = evaluate.iter_progressive_val_score(zip(rows, y), model, metrics.MSE(), step=1,
-                                                yield_predictions=True)
-    return np.array([s["Prediction"] for s in steps])
+class RecordingMSE(metrics.MSE):
+    """river's MSE, keeping every prediction it is updated with."""
+
+    def __init__(self):
+        super().__init__()
+        self.predictions = []
+
+    def update(self, y_true, y_pred, w=1.0):
+        self.predictions.append(y_pred)
+        super().update(y_true, y_pred, w)
+
+
+def _progressive(model, rows, y):
+    """``(predictions, MSE)`` of river's ``progressive_val_score`` over the stream."""
+    metric = evaluate.progressive_val_score(zip(rows, y), model, RecordingMSE())
+    return np.array(metric.predictions), metric.get()
 
 
 @pytest.mark.parametrize("name", list(STREAMED))
@@ -88,10 +102,9 @@ def test_progressive_val_score_equals_fit_predict(trump, name):
     make = STREAMED[name]
     columns = list(make().system.input_labels) if name == "oracle" else sorted(rows[0])
     batch = make().fit_predict(_matrix(rows, columns), y)[:, 0]
-    streamed = _progressive_predictions(make(), rows, y)
-    assert np.all(np.isfinite(batch))
+    streamed, mse = _progressive(make(), rows, y)
+    assert np.all(np.isfinite(batch)) and streamed.shape == batch.shape
     np.testing.assert_allclose(streamed, batch, rtol=1e-12, atol=0)
-    mse = evaluate.progressive_val_score(zip(rows, y), make(), metrics.MSE()).get()
     assert mse == pytest.approx(np.mean((batch - y) ** 2), rel=1e-12)
 
 
@@ -104,8 +117,7 @@ def test_standard_scaler_pipeline_equals_fit_predict_on_the_scaled_stream(trump,
         scaled.append(scaler.transform_one(x))
     batch = STREAMED[name]().fit_predict(_matrix(scaled, sorted(rows[0])), y)[:, 0]
     pipeline = preprocessing.StandardScaler() | STREAMED[name]()
-    np.testing.assert_allclose(_progressive_predictions(pipeline, rows, y), batch, rtol=1e-12,
-                               atol=0)
+    np.testing.assert_allclose(_progressive(pipeline, rows, y)[0], batch, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("name", list(STREAMED) + ["hindsight"])
@@ -114,7 +126,7 @@ def test_key_order_does_not_change_a_prediction(trump, name):
     make = ((lambda: rl.BestInHindsight(core.SpectralFiltering(horizon=64, k=4)))
             if name == "hindsight" else STREAMED[name])
     forward, backward = make(), make()
-    for x, t in zip(rows[:300], y[:300]):
+    for x, t in zip(rows[:150], y[:150]):
         reverse = dict(reversed(list(x.items())))
         assert forward.predict_one(x) == backward.predict_one(reverse)
         forward.learn_one(x, t)
