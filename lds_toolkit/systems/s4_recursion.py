@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from .._typing import ArrayLike
+from .._validation import as_matrix, as_square
 from .lds import LDS, as_lds, as_state_vector
 
 _NAME_KEYS = frozenset({"inputs", "outputs", "states", "name"})
@@ -70,14 +71,26 @@ class S4Recursion:
     names: dict | None = None
 
     def __post_init__(self):
-        # the same validation (shapes, finiteness, a discrete timebase, names) as an LDS
+        # the same validation (shapes, finiteness, a discrete timebase, names) as an LDS,
+        # with the fields' own names in the messages
         names = {}
         if self.names is not None:
             if not isinstance(self.names, dict) or not set(self.names) <= _NAME_KEYS:
                 raise TypeError(f"names must be a dict with keys among {sorted(_NAME_KEYS)} "
                                 f"(the LDS name keywords), got {self.names!r}")
             names = {k: v for k, v in self.names.items() if v is not None}
-        holder = LDS(self.A_bar, self.B_bar, self.C, self.D, dt=self.dt, **names)
+        A = as_square("A_bar", self.A_bar)
+        n = A.shape[0]
+        B = as_matrix("B_bar", self.B_bar)
+        if B.shape[0] != n:
+            raise ValueError(f"B_bar must have shape ({n}, d_in) to match A_bar {A.shape}, "
+                             f"got {B.shape}")
+        C = as_matrix("C", self.C)
+        if C.shape[1] != n:
+            raise ValueError(f"C must have shape (d_out, {n}) to match A_bar {A.shape}, got "
+                             f"{C.shape}")
+        D = None if self.D is None else as_matrix("D", self.D, shape=(C.shape[0], B.shape[1]))
+        holder = LDS(A, B, C, D, dt=self.dt, **names)
         if not holder.is_discrete:
             raise ValueError(f"dt must be a sample time > 0 or True (the recursion is discrete), "
                              f"got {self.dt!r}")

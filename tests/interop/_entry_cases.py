@@ -333,7 +333,7 @@ BAD_OPTIONS = {
                       r"prewarp_frequency needs method='bilinear'"),
     "prewarp-impulse": ({"method": "impulse", "prewarp_frequency": 1.0}, ValueError,
                         r"prewarp_frequency needs method='bilinear'"),
-    "name-int": ({"name": 123}, TypeError, r"name must be a str \(the sampled system's "),
+    "name-int": ({"name": 123}, TypeError, r"name must be a string \(the system's name\)"),
     "name-dot": ({"name": "a.b"}, ValueError, r"invalid system name 'a.b' \('.' not allowed"),
     "copy-names-str": ({"copy_names": "no"}, TypeError, r"copy_names must be True or False"),
     "copy-names-none": ({"copy_names": None}, TypeError, r"copy_names must be True or False"),
@@ -343,9 +343,11 @@ BAD_OPTIONS = {
     "outputs-empty": ({"outputs": []}, ValueError, r"outputs must name the 1 outputs"),
     "states-too-few": ({"states": ["s"]}, ValueError, r"states must name the 2 states"),
     "states-not-str": ({"states": [1, 2]}, TypeError,
-                       r"states must be a list of names \(str\), a name or a count, got int"),
-    "inputs-set": ({"inputs": {"u"}}, TypeError, r"inputs must be a list of names \(str\)"),
-    "inputs-bool": ({"inputs": True}, TypeError, r"inputs must be a list of names \(str\)"),
+                       r"states must be signal names \(strings\), got int 1 at position 0"),
+    "inputs-set": ({"inputs": {"u"}}, TypeError,
+                   r"inputs must be a list of signal names \(strings\), one name or a count"),
+    "inputs-bool": ({"inputs": True}, TypeError,
+                    r"inputs must be a list of signal names \(strings\), one name or a count"),
     "inputs-dot": ({"inputs": ["u.v"]}, ValueError, r"invalid signal name 'u.v'"),
 }
 for tag, (kw, exc, pattern) in BAD_OPTIONS.items():
