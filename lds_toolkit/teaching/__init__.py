@@ -28,7 +28,15 @@ from .check import (
     run_checks,
     summarize,
 )
-from .sliders import Param, Slider, SliderApp, registered_sliders, show_slider, slider
+from .sliders import (
+    Param,
+    Slider,
+    SliderApp,
+    registered_sliders,
+    show_slider,
+    slider,
+    sparse_log_ticks,
+)
 
 __all__ = [
     "CheckResult",
@@ -45,5 +53,6 @@ __all__ = [
     "run_checks",
     "show_slider",
     "slider",
+    "sparse_log_ticks",
     "summarize",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "registered_sliders",
     "show_slider",
     "slider",
+    "sparse_log_ticks",
 ]
 
 
@@ -211,7 +212,13 @@ class SliderApp:
 
     def update(self, **values: float) -> dict[str, Any]:
         """Redraw the figure for ``values`` (others keep their current value)."""
+        from .._threads import one_thread
+
         self.values = self._checked(values)
+        with one_thread("blas"):  # tiny matrices: a second BLAS thread only spins
+            return self._draw()
+
+    def _draw(self) -> dict[str, Any]:
         if self.spec.setup is None:
             self.figure.clear()
             self.numbers = dict(self.spec.draw(self.figure, **self.values))
@@ -272,6 +279,19 @@ class SliderApp:
         box = w.VBox([title, *sliders.values(), image, line])
         box.add_class("lds-slider")
         return box
+
+
+def sparse_log_ticks(ax, which: str = "both", numticks: int = 6) -> None:
+    """Major ticks only, at most ``numticks`` per log axis of ``ax`` (``"x"``, ``"y"`` or
+    ``"both"``): minor ticks on a log axis spanning many decades are a hundred artists, a
+    third of a slider's render."""
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    axes = {"x": [ax.xaxis], "y": [ax.yaxis], "both": [ax.xaxis, ax.yaxis]}[which]
+    for axis in axes:
+        if axis.get_scale() == "log":
+            axis.set_major_locator(LogLocator(numticks=numticks))
+            axis.set_minor_locator(NullLocator())
 
 
 def _fmt(v: Any) -> str:
