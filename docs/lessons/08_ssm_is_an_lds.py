@@ -229,8 +229,9 @@ err = np.linalg.norm(h_learned[:T] - h_true[:T]) / np.linalg.norm(h_true[:T])
 print(f"relative impulse-response error over the first T lags: {err:.3g}")
 
 # %% [markdown]
-# The layer matches the response over the lags it was trained on, with its own modes: it
-# has 8 states for the true system's 4, and nothing makes them the true eigenvalues. Where
+# The layer follows the true response over the lags it was trained on (the relative error
+# above), with modes of its own: it has 8 states for the true system's 4, and nothing makes
+# them the true eigenvalues. Where
 # the learned modes land decides what the layer does *beyond* the training length — the
 # length-generalization question, seen from the system side.
 #
