@@ -243,8 +243,10 @@ print(f"relative impulse-response error over the first T lags: {err:.3g}")
 # grows), the certified $\rho$ follow them, and the impulse response stretch or shrink
 # against the true one. At $r = 1$ the layer is the trained one.
 
+# %%
+lesson08.use_layer(layer, system, T)  # the slider shows this layer (and the true system)
+
 # %% tags=["slider"]
-lesson08.use_layer(layer, system, T)
 show_slider("lesson08.rate")
 
 # %% [markdown]
