@@ -46,6 +46,8 @@ PAGES = {
     "focus": "layers/focus.html",
     "las": "layers/las.html",
     "tutorial": "tutorials/02_spectral_filtering.html",
+    "syllabus": "lessons/index.html",
+    "lesson": "lessons/01_memory_and_regions.html",
     "api": "api/systems.html",
 }
 #: Prose pages (paths in site/, ``*`` a folder): every code block names its language.

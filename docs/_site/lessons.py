@@ -321,7 +321,7 @@ def page_notebook(nb):
             student = copy.deepcopy(cell)
             student.source = student_source(cell.source)
             cells.append(student)
-            body = "\n".join("        " + line if line else "" for line in solution.split("\n"))
+            body = "\n".join("    " + line if line else "" for line in solution.split("\n"))
             cells.append(nbformat.v4.new_markdown_cell(
                 f'??? success "Solution"\n\n    ```python\n{body}\n    ```\n'))
         else:
@@ -342,6 +342,88 @@ def slides_html(nb) -> str:
         cell.metadata["slideshow"] = {"slide_type": kind}
     body, _ = SlidesExporter().from_notebook_node(nb)
     return body
+
+
+def lesson_title(script: Path) -> str:
+    """The lesson's title: its first Markdown heading, without "Lesson N —"."""
+    for line in script.read_text().splitlines():
+        if line.startswith("# # "):
+            return re.sub(r"^Lesson \d+\s*[—-]\s*", "", line[4:].strip())
+    raise ValueError(f"{script.name}: no '# # Title' line")
+
+
+def _cache_key(script: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256(script.read_bytes())
+    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + [Path(__file__)]:
+        h.update(f.as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def site_files(script: Path, run: bool, published=None) -> tuple[str, dict[str, bytes]]:
+    """The page of one lesson (Markdown) and the files beside it (relative name -> bytes).
+
+    ``run``: the solution notebook run in a kernel at full size (cached in
+    ``.cache/docs-lessons/`` under a hash of the script, the package and this file), its
+    outputs on the page, and the downloads: student notebook and autograder archive (otter
+    assign), solution notebook, reveal.js slides. Otherwise the page shows the cells without
+    outputs and no downloads (the test suite's fast build). ``published(nb, name)`` filters
+    the executed outputs (hooks.published_outputs).
+    """
+    import nbformat
+    from nbconvert import MarkdownExporter
+
+    stem = script.stem
+    files: dict[str, bytes] = {}
+    if run:
+        cache = ROOT / ".cache" / "docs-lessons" / f"{stem}-{_cache_key(script)}"
+        if not (cache / "done").is_file():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f"{stem}-tmp-", dir=cache.parent))
+            executed = execute(read_lesson(script))
+            nbformat.write(executed, tmp / "executed.ipynb")
+            paths = assign(script, tmp)
+            shutil.copyfile(paths["student"], tmp / f"{stem}.ipynb")
+            if "autograder" in paths:
+                shutil.copyfile(paths["autograder"], tmp / f"{stem}-autograder.zip")
+            nbformat.write(read_lesson(script), tmp / f"{stem}.solution.ipynb")
+            (tmp / f"{stem}.slides.html").write_text(slides_html(executed))
+            (tmp / "done").write_text("")
+            for old in cache.parent.glob(f"{stem}-*"):
+                if old != tmp:
+                    shutil.rmtree(old)
+            tmp.rename(cache)
+        nb = nbformat.read(cache / "executed.ipynb", as_version=4)
+        if published is not None:
+            nb = published(nb, script.name)
+        for name in (f"{stem}.ipynb", f"{stem}.solution.ipynb", f"{stem}.slides.html",
+                     f"{stem}-autograder.zip"):
+            if (cache / name).is_file():
+                files[name] = (cache / name).read_bytes()
+    else:
+        nb = read_lesson(script)
+    body, resources = MarkdownExporter().from_notebook_node(
+        page_notebook(nb), resources={"output_files_dir": f"{stem}_files"})
+    files.update(resources.get("outputs", {}))
+    if run:
+        head = ("*Downloads: "
+                f"[student notebook]({stem}.ipynb) · [solution notebook]({stem}.solution.ipynb)"
+                f" · [slides]({stem}.slides.html) · [autograder (otter)]({stem}-autograder.zip)"
+                f" · source [`{script.name}`]({script.name}). Each exercise below shows the "
+                "student version; its solution is folded under it.*\n\n")
+    else:
+        head = ("!!! note \"Not executed\"\n    This build rendered the lesson without running"
+                " it (`LDS_DOCS_EXECUTE=0`); `make docs` shows its output and figures and "
+                "builds the student and solution notebooks, the slides and the autograder "
+                "archive.\n\n")
+    lines = body.lstrip().split("\n", 1)
+    if lines[0].startswith("# "):
+        body = lines[0] + "\n\n" + head + (lines[1] if len(lines) > 1 else "")
+    else:
+        body = head + body
+    return body, files
 
 
 def build(out: Path, *, execute_slides: bool = True) -> dict[str, dict[str, Path]]:

@@ -358,6 +358,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
+class Summary(dict):
+    """The record of :func:`summarize` (a ``dict``); a notebook does not display it again
+    after its line was printed."""
+
+    printed = False
+
+    def _ipython_display_(self) -> None:
+        if not self.printed:
+            print(dict(self))
+
+
 def summarize(results: Iterable[CheckResult], *, verbose: bool = True) -> dict[str, Any]:
     """Count passed, stub and wrong checks of a lesson; print one line.
 
@@ -366,9 +377,9 @@ def summarize(results: Iterable[CheckResult], *, verbose: bool = True) -> dict[s
     """
     results = list(results)
     counts = {s: sum(r.status == s for r in results) for s in STATUSES}
-    out: dict[str, Any] = {"passed": counts["pass"], "todo": counts["todo"],
-                           "wrong": counts["wrong"], "total": len(results),
-                           "names": {r.name: r.status for r in results}}
+    out = Summary({"passed": counts["pass"], "todo": counts["todo"], "wrong": counts["wrong"],
+                   "total": len(results), "names": {r.name: r.status for r in results}})
+    out.printed = verbose
     if verbose:
         print(f"{out['passed']} of {out['total']} checks pass"
               + (f", {out['todo']} not started" if out["todo"] else "")

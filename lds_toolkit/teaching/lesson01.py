@@ -195,7 +195,7 @@ def pair_impulse_response(modulus: float, angle: float, length: int) -> np.ndarr
     return np.concatenate(([0.0], np.exp(k * np.log(modulus)) * np.cos(k * angle)))
 
 
-@slider("lesson01.memory", title="Memory of the eigenvalue pair |λ| e^{±iθ}",
+@slider("lesson01.memory", title="Memory of the eigenvalue pair |λ|·exp(±iθ)",
         setup=_memory_axes,
         modulus=Param(0.5, 0.99999, 0.99, step=1e-5, label="|λ|"),
         angle=Param(0.0, 3.1416, 0.1, step=0.01, label="θ (rad)"))

@@ -261,7 +261,7 @@ class SliderApp:
             else:
                 step = p.step or (p.high - p.low) / 200
                 sliders[key] = w.FloatSlider(value=p.default, min=p.low, max=p.high,
-                                             step=step, readout_format=".4g", **common)
+                                             step=step, readout_format=".6g", **common)
         png, _ = self.render(**self.values)
         image = w.Image(value=png, format="png")
         line = w.HTML(value=f"<code>{self.numbers_line()}</code>")

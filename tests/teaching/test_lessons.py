@@ -114,3 +114,38 @@ def test_exported_autograder_tests_pass_on_the_solution_only(lesson):
         with pytest.raises(AssertionError, match="not yet"):
             exec(code, dict(lesson["student_namespace"]))
     assert lesson["paths"]["autograder"].stat().st_size > 0
+
+
+NO_NUMBA_DRIVER = """
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("lesson_builder", sys.argv[1])
+    lessons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lessons)
+    out = {}
+    for script in lessons.lesson_scripts():
+        if int(script.name[:2]) <= 7:
+            out[script.stem] = lessons.run_in_process(lessons.read_lesson(script), quick=True)
+    print(json.dumps({"lessons": out, "numba": "numba" in sys.modules}))
+"""
+
+
+@pytest.fixture(scope="module")
+def without_numba():
+    """Lessons 1-7's solutions run once in an interpreter that cannot import numba."""
+    import json
+
+    from tests._no_numba import run_blocked
+
+    done = run_blocked(NO_NUMBA_DRIVER, str(ROOT / "docs" / "_site" / "lessons.py"))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_lessons_1_to_7_print_the_same_without_numba(lesson, without_numba):
+    """Every cell of the solution prints the same text with numba blocked (the compiled
+    cores fall back to plain Python): the same numbers, the same check lines."""
+    if int(lesson["script"].name[:2]) > 7:
+        pytest.skip("lesson 8 needs torch, not numba-free by design")
+    assert without_numba["numba"] is False
+    plain = without_numba["lessons"][lesson["script"].stem]
+    assert [r["error"] for r in plain] == [None] * len(plain)
+    assert [r["stdout"] for r in plain] == [r["stdout"] for r in lesson["solution_records"]]
