@@ -25,6 +25,7 @@
 
 # %%
 import os
+import textwrap
 import warnings
 
 import matplotlib.pyplot as plt
@@ -88,7 +89,7 @@ plt.show()
 # $i$-th filter changes sign $i - 1$ times (a property of this "totally positive" matrix),
 # which is why the sign convention $\phi_i[0] > 0$ is well defined.
 #
-# ## Exercise 1 — $H_T$ in closed form
+# ## Exercise 1 — the matrix H_T in closed form
 #
 # Compute the entries of eq. 3: $(H_T)_{ij} = \int_0^1 (1-\alpha)^2 \alpha^{i+j}\, d\alpha$,
 # with $i, j = 0, \dots, T - 1$. (Integrate by parts twice, or recognise a Beta integral:
@@ -129,7 +130,7 @@ def top_filters(H, k):
 lesson06.check_top_filters(top_filters)
 
 # %% [markdown]
-# ## Exercise 3 — how well do $k$ filters represent $\mu_\alpha$?
+# ## Exercise 3 — how well do k filters represent every impulse response?
 #
 # The part of $\mu_\alpha$ that $k$ orthonormal filters miss is
 # $(I - \Phi\Phi^\top)\mu_\alpha$, $\Phi = [\phi_1, \dots, \phi_k]$. Write
@@ -181,7 +182,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", FilterPrecisionWarning)
     lt.spectral_filters(T, 30)
 for w in caught:
-    print(str(w.message)[:200], "...")
+    print(textwrap.fill(str(w.message), 90))
 
 # %% [markdown]
 # ## Exercise 4 — where to stop

@@ -166,7 +166,7 @@ for alpha in (0.9, 0.99):
     print(f"alpha = {alpha}: closed form {closed:.6e}, summed {summed:.6e}")
 
 # %% [markdown]
-# ## Exercise 3 — the worst eigenvalue for a context $L$
+# ## Exercise 3 — the worst eigenvalue for a context
 #
 # Algorithm 1's tail energy $(1 - \alpha)\alpha^{2L-2}/(1 + \alpha)$ vanishes at both ends
 # of $[0, 1]$. Set the derivative of its logarithm to zero; you should reach
@@ -194,9 +194,9 @@ for q in (0.5, 0.75):
     r = lt.eigenvalue_regions(T, q)
     print(f"q = {q}: L = {Lq}, worst eigenvalue {a_star:.5f}, Region B = "
           f"({r.region_b.low:.5f}, {r.region_b.high:.7f}), inside: "
-          f"{r.classify([a_star])[0] == 'B'}; tails there: Algorithm 1 "
-          f"{lesson07.reference_tail_energy(a_star, Lq, 1):.2e}, Algorithm 2 "
-          f"{lesson07.reference_tail_energy(a_star, Lq, 2):.2e}")
+          f"{r.classify([a_star])[0] == 'B'}")
+    print(f"    tails there: Algorithm 1 {lesson07.reference_tail_energy(a_star, Lq, 1):.2e}, "
+          f"Algorithm 2 {lesson07.reference_tail_energy(a_star, Lq, 2):.2e}")
 
 fig, ax = plt.subplots(figsize=(6, 3.2))
 deltas = np.logspace(-6, -0.5, 100)

@@ -162,7 +162,7 @@ def _hindsight_causes(X, base, y):
 def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True) -> CheckResult:
     """Check ``best_in_hindsight(X, base, y)`` (exercise 2) on two streams (scalar, and two
     inputs and outputs); the solution is unique, so ``M`` itself is compared."""
-    return check_function("best fixed predictor in hindsight", best_in_hindsight,
+    return check_function("best fixed M in hindsight", best_in_hindsight,
                           reference_best_in_hindsight, _hindsight_cases(),
                           causes=_hindsight_causes, rtol=1e-6, atol=1e-8, verbose=verbose)
 

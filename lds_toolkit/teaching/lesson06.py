@@ -209,7 +209,7 @@ def check_resolvable_count(resolvable_count, *, verbose: bool = True) -> CheckRe
                 ("compared sigma_i instead of sigma_i / sigma_1: the round-off is relative "
                  "to the largest eigenvalue", int(np.sum(s >= 100 * EPS)))]
 
-    return check_function("filters above the float64 floor", resolvable_count,
+    return check_function("filters above the floor", resolvable_count,
                           reference_resolvable_count, cases, compare=check_scalar,
                           causes=causes, rtol=0.0, atol=0.0, verbose=verbose)
 

@@ -84,7 +84,7 @@ def _difference_causes(A, B, C, n):
 def check_second_difference(second_difference, *, verbose: bool = True) -> CheckResult:
     """Check ``second_difference(A, B, C, n)`` (exercise 1) on a scalar system and on a
     symmetric 4-state system with 2 inputs and 3 outputs."""
-    return check_function("coefficients of the second difference", second_difference,
+    return check_function("second-difference coefficients", second_difference,
                           reference_second_difference, _difference_cases(),
                           causes=_difference_causes, rtol=1e-9, atol=1e-12, verbose=verbose)
 
@@ -134,7 +134,7 @@ def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
                 ("the geometric series of the squares has ratio a^2: divide by 1 - a^2",
                  (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
 
-    return check_function("tail energy beyond the context", tail_energy,
+    return check_function("tail energy beyond L", tail_energy,
                           reference_tail_energy, cases, compare=check_scalar, causes=causes,
                           rtol=1e-9, atol=1e-300, verbose=verbose)
 
@@ -160,7 +160,7 @@ def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True) -> CheckRe
         return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
                  "exactly", 1 - 1 / (2 * (L - 1)))]
 
-    return check_function("eigenvalue with the largest tail", worst_eigenvalue,
+    return check_function("worst eigenvalue", worst_eigenvalue,
                           reference_worst_eigenvalue, [{"L": L} for L in (2, 8, 32, 1024)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
                           verbose=verbose)
