@@ -95,6 +95,8 @@ def static_problems(site: Path) -> dict[str, list[str]]:
         rel = f.relative_to(site).as_posix()
         if rel.startswith("assets/") or rel in ("404.html", "search.html"):
             continue
+        if rel.endswith(".slides.html"):  # lesson slides: a download, nbconvert's reveal.js
+            continue                      # deck whose MathJax renders its own $…$
         problems = page_problems(f.read_text(encoding="utf-8"), is_prose(rel))
         if problems:
             out[rel] = problems

@@ -41,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "docs" / "lessons"
 TAGS = ("exercise", "check", "slider")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _MARKERS = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\b")
 
 
@@ -332,11 +333,16 @@ def page_notebook(nb):
 
 def slides_html(nb) -> str:
     """reveal.js slides of an executed notebook: a new slide at each ``#``/``##`` heading,
-    the rest continues the slide (nbconvert's SlidesExporter; reveal.js from its CDN)."""
+    the rest continues the slide; sliders as their figure at the default values
+    (nbconvert's SlidesExporter: reveal.js and MathJax come from their CDNs, so the slides
+    need a network connection when opened)."""
     from nbconvert import SlidesExporter
 
     nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        for output in cell.get("outputs", []):  # a slider shows its figure (PNG), not a
+            output.get("data", {}).pop(WIDGET_MIME, None)  # widget with no kernel behind it
         first = cell.source.lstrip().split("\n", 1)[0] if cell.cell_type == "markdown" else ""
         kind = "slide" if re.match(r"#{1,2} ", first) else "-"
         cell.metadata["slideshow"] = {"slide_type": kind}
