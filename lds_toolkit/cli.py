@@ -84,15 +84,20 @@ def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[
     from .experiments.outputs import check_output_dir
     from .experiments.overrides import parse_assignments
     from .experiments.runner import build_config, resolve_scale
-    from .experiments.sweep import check_jobs
+    from .experiments.workers import check_jobs, check_workers
 
     try:
         scale = resolve_scale(args.scale, args.quick)
         overrides = parse_assignments(args.overrides)
+        check_jobs(args.jobs, "--jobs")
+        n_tasks = 1
         for name in names:
-            build_config(get_experiment(name), scale=scale, seeds=args.seeds, seed=args.seed,
-                         overrides=overrides)
-        check_jobs(args.jobs)
+            exp = get_experiment(name)
+            config = build_config(exp, scale=scale, seeds=args.seeds, seed=args.seed,
+                                  overrides=overrides)
+            n_tasks = max(n_tasks, len(exp.tasks(config)))
+        if not args.scheduler:  # local workers: never more than the tasks, and they fit
+            check_workers(args.jobs, n_tasks, "--jobs")
         check_output_dir(args.out, "--out")
     except (ValueError, TypeError) as exc:
         parser.exit(2, f"error: {exc}\n")

@@ -33,13 +33,14 @@ from .._atomic import remove_temporaries
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._safe_files import ensure_directory
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from .base import Experiment, check_requirements, get_experiment
 from .outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
     RunLock,
     check_output_dir,
+    plain_name,
     read_json_file,
     write_outputs,
 )
@@ -47,8 +48,9 @@ from .overrides import apply_overrides
 from .ranges import Int, check_config
 from .scales import check_experiment_scale, check_scale
 from .store import TaskStore, task_key
-from .sweep import SweepStats, check_jobs, run_sweep
+from .sweep import SweepStats, run_sweep
 from .version import code_version
+from .workers import check_jobs, check_workers
 
 #: Ranges declared for every experiment.
 COMMON_RANGES = {"seeds": Int(1, 10_000)}
@@ -126,6 +128,10 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
     check_requirements(exp)
+    # flags taken as given: bool("no") is True, and fresh="no" would throw the store away
+    quick, progress, fresh = (check_bool(k, v) for k, v in (("quick", quick),
+                                                            ("progress", progress),
+                                                            ("fresh", fresh)))
     scale = resolve_scale(scale, quick)
     config = build_config(exp, scale=scale, seeds=seeds, seed=seed, overrides=overrides)
     tasks = [to_jsonable(t) for t in exp.tasks(config)]
@@ -133,16 +139,19 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         if "seed_index" not in t:
             raise ValueError(f"{exp.name}.tasks() entry {i} lacks 'seed_index': {t}")
 
-    check_jobs(jobs)
+    if client is None and scheduler is None:
+        check_workers(jobs, len(tasks))
+    else:
+        check_jobs(jobs)
     check_output_dir(out)
     outdir = check_output_dir(Path(out) / exp.name, f"out/{exp.name}", allow_link=False)
     with RunLock(outdir):
         version = code_version(exp)
-        store = TaskStore(outdir / ".tasks", code_version=version)
         # a link, file or FIFO planted as .tasks is replaced (the entry only), never followed
-        note = ensure_directory(store.root, replace=True, what="task directory")
+        note = ensure_directory(outdir / ".tasks", replace=True, what="task directory")
         if note:
             warnings.warn(OutputWarning(note), stacklevel=2)
+        store = TaskStore(outdir / ".tasks", code_version=version)
         if fresh:
             store.clear()
         else:
@@ -227,5 +236,16 @@ def resolve_scale(scale: str | None, quick: bool = False) -> str:
 
 def load_summary(out: str | Path, name: str) -> dict[str, Any]:
     """Read ``out/name/summary.json`` (a regular file, links not followed; ``ValueError``
-    saying why when it is not a readable JSON file)."""
-    return read_json_file(Path(out) / name / "summary.json", SUMMARY_MAX_BYTES)
+    saying why when it is not a readable JSON file, ``FileNotFoundError`` saying how to make
+    it when there is none)."""
+    if not isinstance(name, str) or not plain_name(name):
+        raise ValueError(f"name must be an experiment's name (a directory directly under out), "
+                         f"got {name!r:.60}")
+    path = Path(out) / name / "summary.json"
+    try:
+        return read_json_file(path, SUMMARY_MAX_BYTES)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"no results of {name!r} under out={str(out)!r} ({path} does not exist); run "
+            f"reproduce({name!r}, out={str(out)!r}) or lds-toolkit reproduce {name} --out "
+            f"{out} first") from None

@@ -55,6 +55,7 @@ from .._safe_files import (
     read_regular_file,
     remove_entry,
 )
+from .._validation import check_int
 from ._codec import decode, encode
 
 FORMAT = "lds_toolkit-task"
@@ -105,6 +106,16 @@ class TaskKey:
 def task_key(experiment: str, config: dict, task: dict) -> TaskKey:
     """The :class:`TaskKey` of ``task`` in a run of ``experiment`` with ``config`` (whose
     ``"seed"`` entry, the base seed, is part of the key)."""
+    if not isinstance(experiment, str) or not experiment:
+        raise TypeError(f"experiment must be an experiment's name (a non-empty string), got "
+                        f"{type(experiment).__name__} {experiment!r:.60}")
+    for label, value in (("config", config), ("task", task)):
+        if not isinstance(value, dict):
+            raise TypeError(f"{label} must be a dict, got {type(value).__name__} {value!r:.60}")
+    if "seed_index" not in task:
+        raise ValueError(f"task must hold its 'seed_index' (which random stream it draws), got "
+                         f"the keys {sorted(map(str, task))}")
+    check_int("task['seed_index']", task["seed_index"], 0)
     return TaskKey(experiment, config_hash(config), json.loads(_canonical(task)),
                    int(config.get("seed", 0)))
 
@@ -145,7 +156,14 @@ class TaskStore:
 
     def __init__(self, root: str | os.PathLike, code_version: str = "unversioned"):
         self.root = Path(root)
-        self.code_version = str(code_version)
+        if not isinstance(code_version, str):
+            raise TypeError(f"code_version must be a string (code_version(experiment) gives "
+                            f"one), got {type(code_version).__name__} {code_version!r:.60}")
+        self.code_version = code_version
+        kind = entry_kind(self.root)  # not followed: a link is refused as save() refuses it
+        if kind not in (None, "a directory"):
+            raise UnsafeFileError(self.root, f"TaskStore root is {kind}, not a directory; give "
+                                             "a directory (created on the first save)")
 
     def _paths(self, key: TaskKey | str) -> tuple[Path, Path]:
         digest = key.digest if isinstance(key, TaskKey) else str(key)
@@ -199,6 +217,8 @@ class TaskStore:
         StoredTaskRejected
             Something is stored but fails a check (the reason says which).
         """
+        if not isinstance(key, TaskKey):
+            raise TypeError(f"key must be a TaskKey (see task_key), got {type(key).__name__}")
         json_path, npz_path = self._paths(key)
         root_kind = entry_kind(self.root)
         if root_kind is None:

@@ -34,8 +34,10 @@ from threadpoolctl import threadpool_limits
 
 from .._safe_files import UnsafeFileError
 from .._tqdm import tqdm
+from .._validation import check_bool, check_int
 from .progress import ProgressBoard, file_reporter, reporting_to
 from .store import StoredTaskRejected, TaskKey, TaskStore
+from .workers import check_jobs, check_workers, local_workers
 
 #: Seconds to wait for a Dask scheduler before giving up.
 SCHEDULER_TIMEOUT = 5.0
@@ -70,14 +72,9 @@ def task_rng(seed: int, seed_index: int) -> np.random.Generator:
 
     Identical to ``SeedSequence(seed).spawn(seed_index + 1)[seed_index]``.
     """
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(seed_index),)))
-
-
-def check_jobs(jobs) -> int:
-    """``jobs`` if it is a positive integer or -1 (all cores), else ``ValueError``."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive integer or -1 (all cores), got {jobs!r}")
-    return jobs
+    seed = check_int("seed", seed, 0)
+    seed_index = check_int("seed_index", seed_index, 0)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seed_index,)))
 
 
 def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool,
@@ -132,8 +129,24 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         One result per task, in task order.
     stats : SweepStats
     """
-    if "seed" not in config:
-        raise ValueError("config must contain the base 'seed' of the sweep")
+    if not callable(fn):
+        raise TypeError(f"fn must be a function fn(config, task, rng), got {type(fn).__name__} "
+                        f"{fn!r:.60}")
+    if not isinstance(config, dict) or "seed" not in config:
+        raise ValueError("config must be a dict containing the base 'seed' of the sweep")
+    for i, task in enumerate(tasks):
+        if not isinstance(task, dict) or "seed_index" not in task:
+            raise ValueError(f"tasks[{i}] must be a dict holding its 'seed_index' (which random "
+                             f"stream it draws), got {task!r:.80}")
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"client must be a dask.distributed.Client or None, got "
+                        f"{type(client).__name__} {client!r:.60}; give a scheduler's address "
+                        f"as scheduler=")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address such as 'tcp://host:8786', got "
+                        f"{type(scheduler).__name__} {scheduler!r:.60}")
+    single_threaded = check_bool("single_threaded", single_threaded)
+    progress = check_bool("progress", progress)
     if len(keys) != len(tasks):
         raise ValueError(f"keys must have one entry per task ({len(tasks)}), got {len(keys)}")
     check_jobs(jobs)
@@ -161,6 +174,8 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             "are recomputed: " + "; ".join(rejected)), stacklevel=2)
     n_cached = len(tasks) - len(todo)
     computed: list[str] = []
+    if todo and client is None and scheduler is None:
+        jobs = check_workers(jobs, len(todo))  # never more workers than tasks left
 
     bar = tqdm(total=len(tasks), initial=n_cached, desc=desc, disable=not progress,
                leave=False, dynamic_ncols=True)
@@ -214,7 +229,7 @@ def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress
         reporter = None if progress_dir is None else file_reporter(progress_dir, str(i))
         return i, _execute(fn, config, tasks[i], single_threaded, reporter)
 
-    outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+    outputs = Parallel(n_jobs=local_workers(jobs, len(todo)), return_as="generator_unordered")(
         delayed(indexed)(i) for i in todo)
     try:
         for i, value in outputs:

@@ -20,6 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .._validation import check_finite, check_int
+from ._call_checks import check_model_takes, check_positions
 from ._validation import input_checks
 from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
 from .runtime import resolve_device
@@ -87,6 +88,7 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     batch_size = _check_call(model, data, batch_size, "predict")
     _require_finite_parameters(model, "predict")
     _check_finite_data(data, "data")
+    check_model_takes(model, data, "predict")
     dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
@@ -125,6 +127,8 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
         raise TypeError(f"evaluate: crop must be True or False, got {crop!r}")
     _require_finite_parameters(model, "evaluate")
     _check_finite_data(data, "data")  # a NaN target would make the loss NaN, silently
+    check_positions(data, "eval_mask", "evaluate")  # none scored: a NaN loss, silently
+    check_model_takes(model, data, "evaluate")
     dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training

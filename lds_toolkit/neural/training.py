@@ -75,6 +75,7 @@ from torch import nn
 
 from .._repr import compact_repr
 from .._tqdm import tqdm
+from ._call_checks import check_train_call
 from ._ssm_base import ssm_parameter_groups
 from ._validation import input_checks
 from .batching import (
@@ -263,6 +264,8 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     if eval_data is not None:
         _check_finite_data(eval_data, "eval_data")
     device = resolve_device(cfg.device)
+    # masks, callback, schedule, batch size, model against data (_call_checks.py)
+    check_train_call(model, data, cfg, callback, eval_data, device)
     if cfg.checkpoint is not None:  # a path that cannot be written fails now, not at the end
         check_checkpoint_path(cfg.checkpoint)
     started = time.perf_counter()
