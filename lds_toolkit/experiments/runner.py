@@ -5,15 +5,25 @@ Layout of ``OUT/NAME/``::
     summary.json   the numbers the figure shows, plus the full "config"
     arrays.npz     raw arrays (curves over seeds, grids, ...)
     *.png, *.pdf   the figure(s)
-    run.json       how it ran (tasks computed / loaded / rejected, wall time, jobs, backend,
-                   code version, versions) and the size and SHA-256 of every file above;
-                   written last, so it only ever vouches for complete files
-    .tasks/        one stored result per finished task (resume after interruption), see
+    run.json       how it ran (tasks computed / loaded / rejected / resumed from a
+                   checkpoint, wall time, jobs, backend, code version, versions) and the
+                   size and SHA-256 of every file above; written last, so it only ever
+                   vouches for complete files
+    .tasks/        one stored result per finished task (resume after interruption), and the
+                   training checkpoints of unfinished ones, see
                    :mod:`lds_toolkit.experiments.store`
     .lock          held while a run writes here: a second run on the same directory refuses
 
 ``summary.json`` holds no timings, so two runs with different ``jobs`` give identical files.
 See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
+
+Time budget. ``reproduce(..., time_budget=SECONDS)`` stops the sweep at the budget: tasks
+not started are not started, training tasks save a checkpoint and stop
+(:mod:`~lds_toolkit.experiments.task_runtime`), finished tasks are stored, and
+:class:`~lds_toolkit._budget.TimeBudgetReached` is raised without writing any output: no
+partial summary is ever presented. The same call resumes (``lds-toolkit reproduce ...
+--time-budget SECONDS``: the same command, exit status 75), so a long run spans several
+short slots and ends with the summary of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import remove_temporaries
+from .._budget import TimeBudgetReached, check_time_budget, deadline_after
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._safe_files import ensure_directory
@@ -76,7 +87,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
               seeds: int | None = None, seed: int = 0,
               overrides: Mapping[str, Any] | None = None, out: str | Path = "figures",
               jobs: int = 1, scheduler: str | None = None, client: Any = None,
-              progress: bool = True, fresh: bool = False) -> RunResult:
+              progress: bool = True, fresh: bool = False,
+              time_budget: float | None = None) -> RunResult:
     """Run experiment ``name`` and write summary.json, arrays.npz and figures to ``out/name``.
 
     Parameters
@@ -111,10 +123,17 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     progress : bool
         Show a progress bar over tasks.
     fresh : bool
-        Ignore and overwrite stored task results.
+        Ignore and overwrite stored task results (and checkpoints of unfinished tasks).
+    time_budget : float, optional
+        Seconds of wall time after which the run stops (see the module docstring); call
+        again with the same arguments (without ``fresh``) to resume.
 
     Raises
     ------
+    TimeBudgetReached
+        The time budget ended before every task finished; nothing was written but the
+        finished tasks and the checkpoints of the interrupted ones (``finished``, ``total``
+        and ``partial`` count them).
     ValueError
         A bad argument (an unknown ``name``: :class:`~.base.UnknownExperimentError`), or
         ``out`` not a writable directory (both before any task runs).
@@ -143,6 +162,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         check_workers(jobs, len(tasks))
     else:
         check_jobs(jobs)
+    time_budget = check_time_budget(time_budget)
+    deadline = deadline_after(time_budget)
     check_output_dir(out)
     outdir = check_output_dir(Path(out) / exp.name, f"out/{exp.name}", allow_link=False)
     with RunLock(outdir):
@@ -161,7 +182,14 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
                                    scheduler=scheduler, client=client,
                                    single_threaded=exp.single_threaded, progress=progress,
-                                   desc=exp.name)
+                                   desc=exp.name, deadline=deadline)
+        if stats.stopped:
+            done = stats.n_tasks - len(stats.stopped)
+            raise TimeBudgetReached(
+                f"{exp.name}: the time budget ran out with {done} of {stats.n_tasks} tasks "
+                f"finished ({len(stats.partial)} more saved mid-training); no summary was "
+                "written. Run it again with the same arguments to resume",
+                finished=done, total=stats.n_tasks, partial=len(stats.partial))
         summary, arrays = exp.summarize(config, tasks, results)
         summary = to_jsonable(dict(summary))
         summary.setdefault("config", config)
@@ -174,6 +202,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             "tasks_loaded": stats.n_cached,
             "tasks_computed": stats.n_computed,
             "tasks_rejected": stats.n_rejected,
+            # task digest -> {training run: step of the checkpoint it resumed from}
+            "tasks_resumed": stats.resumed,
             "sweep_seconds": round(stats.seconds, 3),
             "jobs": jobs,
             "backend": "dask" if (client is not None or scheduler) else
