@@ -436,7 +436,7 @@ def build(out: Path, *, execute_slides: bool = True) -> dict[str, dict[str, Path
     """Every lesson's student, solution, autograder and slide files under ``out``."""
     import nbformat
 
-    out = Path(out)
+    out = Path(out).resolve()  # assign() returns resolved paths: relative_to needs the same
     made = {}
     for script in lesson_scripts():
         paths = assign(script, out)
