@@ -204,9 +204,17 @@ def channels_last(x, d_model: int, owner: str, name: str = "x") -> torch.Tensor:
 
 def check_matches_parameters(x: torch.Tensor, layer: torch.nn.Module, owner: str) -> None:
     """For layers built from torch modules that need it (Focus, LaS): ``x`` must share the
-    parameters' dtype and device, as ``nn.Linear`` requires."""
+    parameters' dtype and device, as ``nn.Linear`` requires; under ``torch.autocast`` on
+    ``x``'s device, ``x`` may also have the autocast dtype (the projections then mix dtypes
+    as autocast allows)."""
     p = next(layer.parameters(), None)
-    if p is not None and (p.dtype != x.dtype or p.device != x.device):
+    if p is None:
+        return
+    kind = x.device.type
+    autocast_dtype = (kind in ("cpu", "cuda", "xpu", "mps", "hpu")
+                      and torch.is_autocast_enabled(kind)
+                      and x.dtype == torch.get_autocast_dtype(kind))
+    if p.device != x.device or (p.dtype != x.dtype and not autocast_dtype):
         raise TypeError(
             f"{owner}: x has dtype {x.dtype} on {x.device} but the layer's parameters are "
             f"{p.dtype} on {p.device}; move the layer with .to(x.dtype) / .to(x.device)"
