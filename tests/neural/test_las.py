@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lds_toolkit.neural import _scored_attention
 from lds_toolkit.neural._las_core import (
     alibi_bias,
     alibi_slopes,
@@ -189,9 +190,14 @@ def test_fast_form_equals_explicit_matrix(order, pool):
     torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("pieces", ["whole", "tiles and pieces"])
 @pytest.mark.parametrize("order", ORDERS)
-def test_query_blocks_equal_explicit_matrix(order):
-    """The dense route in blocks of queries (each with its own slice of keys and bias)."""
+def test_query_blocks_equal_explicit_matrix(order, pieces, monkeypatch):
+    """The dense route in blocks of queries (each with its own slice of keys and bias), and
+    in causal tiles of 5 queries and pieces of one sequence."""
+    if pieces != "whole":
+        monkeypatch.setattr(_scored_attention, "PIECE_ENTRIES", 1)
+        monkeypatch.setattr(_scored_attention, "TILE", 5)
     q, k, v = qkv(t=64)
     alpha = torch.tensor([0.0, 0.05, 0.5, 1.0], dtype=F64)
     dense = las_attention_dense(q, k, v, alpha, 3, order)
