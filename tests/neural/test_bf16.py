@@ -96,9 +96,22 @@ def test_bf16_autocast_within_one_percent_of_float32(name, device):
 # --- the H200 failure of the old LaS construction, reproduced on CPU -------------------------
 
 
+def exact_mask_sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """A kernel that rounds nothing beyond its (bf16) operands: float32 scores, -inf masks,
+    float32 softmax and ``P V`` (what SDPA's math backend does with bf16 inputs)."""
+    s = (q.float() @ k.float().transpose(-1, -2)) * scale
+    n_q, n_k = s.shape[-2:]
+    allowed = (torch.ones(n_q, n_k, dtype=torch.bool, device=q.device).tril() if is_causal
+               else attn_mask)
+    s = s.masked_fill(~allowed, float("-inf"))
+    return (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)
+
+
 def cudnn_sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None):
-    """What torch's cuDNN SDPA backend (the one bf16 attention takes on an H100/H200) computes
-    from the operands it is given: a boolean ``attn_mask`` becomes an additive mask with the
+    """What torch's cuDNN SDPA backend computes from the operands it is given (inferred to be
+    the backend of the H200 measurement: this emulation reproduces the size of its error,
+    rounding the operands to bf16 alone does not): a boolean ``attn_mask`` becomes an additive
+    mask with the
     *finite* value -65504 for masked entries (``convert_boolean_attn_mask_cudnn`` in
     aten/src/ATen/native/transformers/attention.cpp: "workaround -inf issue with cuDNN"); the
     scores, the softmax and ``P V`` are computed in float32 from the bf16 operands. Causal
@@ -113,16 +126,20 @@ def cudnn_sdpa(q, k, v, attn_mask=None, is_causal=False, scale=None):
     return (torch.softmax(s, dim=-1) @ v.float()).to(q.dtype)
 
 
-def rescaled_with_cudnn(q, k, v, alpha, pool_size, pool_order, alibi=None):
+def rescaled_by(kernel):
     """The pre-issue-34 construction (decay folded into rescaled queries and keys) run by
-    :func:`cudnn_sdpa`."""
-    assert alibi is None
-    return las_attention_rescaled(q, k, v, alpha, pool_size, pool_order, sdpa=cudnn_sdpa)
+    ``kernel`` in place of ``F.scaled_dot_product_attention``."""
+    def attention(q, k, v, alpha, pool_size, pool_order, alibi=None):
+        assert alibi is None
+        return las_attention_rescaled(q, k, v, alpha, pool_size, pool_order, sdpa=kernel)
+
+    return attention
 
 
 @pytest.mark.parametrize("construction", [
     "scores-dense",
     "scores-flex",
+    "rescaled-exact-mask",
     pytest.param("rescaled-cudnn", marks=pytest.mark.xfail(strict=True, reason=(
         "the old construction: its blocked head (alpha = 1 over a 128-token chunk) hands the "
         "kernel masked scores up to ~e^22 times the real ones, which a -65504 mask does not "
@@ -135,8 +152,10 @@ def test_las_gpu_config_in_bf16(construction, pool_size, monkeypatch):
     up to 1, pool 5 or L-only), 256 tokens, under bf16 autocast against float32 (max-relative,
     module docstring). ``scores-dense``: the layer as it runs on CPU and in eager CUDA;
     ``scores-flex``: the flex_attention route that torch.compile fuses on CUDA (run eagerly,
-    forward only); ``rescaled-cudnn``: the construction that failed on the H200, with the fused
-    kernel emulated by :func:`cudnn_sdpa`: it must fail (strict xfail)."""
+    forward only); ``rescaled-exact-mask``: the construction that failed on the H200, on
+    bf16 operands but with exact masks (:func:`exact_mask_sdpa`): rounding alone is not what
+    failed; ``rescaled-cudnn``: the same with the kernel emulated by :func:`cudnn_sdpa`: it
+    must fail (strict xfail)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         layer = neural.LaSAttention(256, 8, chunk_size=128, pool_size=pool_size,
@@ -146,8 +165,9 @@ def test_las_gpu_config_in_bf16(construction, pool_size, monkeypatch):
         ref = layer(x)
         if construction == "scores-flex":
             monkeypatch.setattr(_scored_attention, "_use_flex", lambda q: True)
-        elif construction == "rescaled-cudnn":
-            monkeypatch.setattr(las_module, "las_attention", rescaled_with_cudnn)
+        elif construction.startswith("rescaled"):
+            kernel = cudnn_sdpa if construction == "rescaled-cudnn" else exact_mask_sdpa
+            monkeypatch.setattr(las_module, "las_attention", rescaled_by(kernel))
         with torch.autocast("cpu", torch.bfloat16), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # eager flex_attention: "called without compile"
             y = layer(x)
@@ -189,15 +209,17 @@ def test_compiled_flex_route_on_cuda(name):
         assert p.grad is not None and bool(torch.isfinite(p.grad).all()), pname
 
 
-def test_cudnn_emulation_is_attention_without_a_mask_value_issue():
-    """The emulation itself: with finite scores far below 65504 its mask is as good as -inf,
-    so it equals torch's attention (guards the reproduction above against a wrong emulator)."""
+@pytest.mark.parametrize("kernel", [cudnn_sdpa, exact_mask_sdpa], ids=["cudnn", "exact"])
+def test_kernel_emulations_are_attention(kernel):
+    """The emulations themselves, on ordinary scores (far below 65504, where a -65504 mask is
+    as good as -inf): torch's attention (guards the reproduction above against a wrong
+    emulator)."""
     g = torch.Generator().manual_seed(5)
     q, k, v = (torch.randn(2, 3, 20, 8, generator=g) for _ in range(3))
     mask = torch.ones(20, 20, dtype=torch.bool).tril()
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    got = cudnn_sdpa(q, k, v, attn_mask=mask, scale=1 / math.sqrt(8))
+    got = kernel(q, k, v, attn_mask=mask, scale=1 / math.sqrt(8))
     torch.testing.assert_close(got, ref, rtol=0, atol=1e-6)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    got = cudnn_sdpa(q, k, v, is_causal=True, scale=1 / math.sqrt(8))
+    got = kernel(q, k, v, is_causal=True, scale=1 / math.sqrt(8))
     torch.testing.assert_close(got, ref, rtol=0, atol=1e-6)
