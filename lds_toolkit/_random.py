@@ -16,8 +16,14 @@ def as_generator(rng: RngLike) -> np.random.Generator:
         return rng
     if isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
-    if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a numpy Generator, SeedSequence, an int seed >= 0 "
+                             f"or None, got {int(rng)}")
+        return np.random.default_rng(int(rng))
     raise TypeError(
-        f"rng must be a numpy Generator, SeedSequence, int seed or None, got {type(rng).__name__}"
+        f"rng must be a numpy Generator, SeedSequence, int seed or None, got "
+        f"{type(rng).__name__} {rng!r:.80}"
     )

@@ -129,7 +129,8 @@ def _chunks(fd: int, path, max_bytes: int, what: str):
 
 
 def read_regular_file(path: str | os.PathLike, max_bytes: int, *,
-                      follow_symlinks: bool = False, what: str = "file") -> bytes:
+                      follow_symlinks: bool = False, what: str = "file",
+                      magic: bytes | None = None) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes`` bytes.
 
     Parameters
@@ -142,6 +143,10 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, *,
         for a path a user named on purpose; the target must still be a regular file.
     what : str
         What the file is, for the message (``"task record"``).
+    magic : bytes, optional
+        The bytes the file must start with (``b"PK\\x03\\x04"`` for a zip/npz); checked before
+        the rest is read, so a file of another kind (a sparse file of zeros, text) is refused
+        after reading a few bytes instead of all of it.
 
     Raises
     ------
@@ -155,6 +160,12 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, *,
     """
     fd, _ = _open_regular(path, max_bytes, follow_symlinks, what)
     try:
+        if magic:
+            head = os.read(fd, len(magic))
+            if head != magic:
+                raise UnsafeFileError(path, f"{what} does not start with {magic!r} (it starts "
+                                            f"with {head!r}): not a file of that kind")
+            os.lseek(fd, 0, os.SEEK_SET)
         return b"".join(_chunks(fd, path, max_bytes, what))
     finally:
         os.close(fd)

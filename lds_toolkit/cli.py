@@ -5,16 +5,19 @@ another run, the Dask scheduler does not answer, a file cannot be written: disk 
 too long, permission denied; an optional dependency such as torch is missing: one line naming
 the extra that installs it); 2 a bad argument (an unknown experiment name gets a "did you
 mean"), reported in one line before any task runs; 128 + N when stopped by signal N (SIGINT:
-130, SIGTERM: 143), after the local worker processes were shut down. ``reproduce all``
-without torch runs the experiments that need none and ends with one line naming the extra
-the others need (exit 1). Finished tasks are stored in every case, so the same command
-resumes.
+130, SIGTERM: 143), after the local worker processes were shut down; 75 (``EX_TEMPFAIL``:
+try again) when ``--time-budget SECONDS`` ran out before every task finished: the running
+training tasks saved a checkpoint, no partial summary was written, and one line gives the
+command that resumes (the same one). ``reproduce all`` without torch runs the experiments that
+need none and ends with one line naming the extra the others need (exit 1). Finished tasks
+are stored in every case, so the same command resumes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import signal
 import sys
 import threading
@@ -22,7 +25,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._budget import TimeBudgetReached, deadline_after, remaining
 from .experiments.base import SCALES
+
+#: Exit status of a run stopped by ``--time-budget`` (sysexits' EX_TEMPFAIL: try again).
+EXIT_TIME_BUDGET = 75
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +37,8 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", choices=SCALES, default=None,
                         help="quick (the pipeline: each experiment within a minute on 2 cores), "
                              "medium (CPU evidence, trained to a plateau), paper (default) "
-                             "or gpu (~40 min of one H100; assoc-recall and las-ablation)")
+                             "or gpu (<= 12 min of one H100, estimated; assoc-recall and "
+                             "las-ablation)")
     parser.add_argument("--quick", action="store_true", help="same as --scale quick")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -44,6 +52,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="Dask scheduler address, e.g. tcp://host:8786")
     parser.add_argument("--fresh", action="store_true", help="recompute stored task results")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                        help="stop after this much wall time: running training tasks save a "
+                             "checkpoint, no partial summary is written, the same command "
+                             f"resumes (exit status {EXIT_TIME_BUDGET})")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -71,7 +83,8 @@ def run_script(names: str | Sequence[str], describe: Callable[[Any], object] | N
         print(f"{name}: {seconds:.1f} s; figures: {', '.join(str(p) for p in res.figures)}")
         results.append(res)
 
-    code = _run_experiments(names, args, scale, overrides, report)
+    command = ["python", sys.argv[0], *(sys.argv[1:] if argv is None else argv)]
+    code = _run_experiments(names, args, scale, overrides, report, command=command)
     if code:
         sys.exit(code)
     return results
@@ -84,16 +97,25 @@ def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[
     from .experiments.outputs import check_output_dir
     from .experiments.overrides import parse_assignments
     from .experiments.runner import build_config, resolve_scale
-    from .experiments.sweep import check_jobs
+    from .experiments.workers import check_jobs, check_workers
 
     try:
         scale = resolve_scale(args.scale, args.quick)
         overrides = parse_assignments(args.overrides)
+        check_jobs(args.jobs, "--jobs")
+        n_tasks = 1
         for name in names:
-            build_config(get_experiment(name), scale=scale, seeds=args.seeds, seed=args.seed,
-                         overrides=overrides)
-        check_jobs(args.jobs)
+            exp = get_experiment(name)
+            config = build_config(exp, scale=scale, seeds=args.seeds, seed=args.seed,
+                                  overrides=overrides)
+            n_tasks = max(n_tasks, len(exp.tasks(config)))
+        if not args.scheduler:  # local workers: never more than the tasks, and they fit
+            check_workers(args.jobs, n_tasks, "--jobs")
         check_output_dir(args.out, "--out")
+        if args.time_budget is not None:
+            from ._budget import check_time_budget
+
+            check_time_budget(args.time_budget)
     except (ValueError, TypeError) as exc:
         parser.exit(2, f"error: {exc}\n")
     return scale, overrides
@@ -123,24 +145,37 @@ def _signals_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_experiments(names, args, scale, overrides, report, starting=None) -> int:
+def _run_experiments(names, args, scale, overrides, report, starting=None,
+                     command: Sequence[str] = ("lds-toolkit",)) -> int:
     """Reproduce each of ``names``, calling ``starting(name)`` before and
     ``report(name, result, seconds)`` after each; the exit status (see the module
-    docstring)."""
+    docstring). ``command``: the command line, quoted in the line that says how to resume
+    after ``--time-budget``."""
     from .experiments import MissingDependencyError, reproduce
     from .experiments.outputs import OutputLockedError
 
+    budget = getattr(args, "time_budget", None)
+    deadline = deadline_after(budget)
     try:
         with _signals_interrupt():
             for name in names:
+                left = remaining(deadline)
+                if left is not None and left <= 0:
+                    raise TimeBudgetReached(
+                        f"{name}: the time budget ran out before it started; no summary was "
+                        "written. Run it again with the same arguments to resume")
                 if starting is not None:
                     starting(name)
                 t0 = time.perf_counter()
                 res = reproduce(name, scale=scale, seeds=args.seeds, seed=args.seed,
                                 overrides=overrides, out=args.out, jobs=args.jobs,
                                 scheduler=args.scheduler, progress=not args.no_progress,
-                                fresh=args.fresh)
+                                fresh=args.fresh, time_budget=left)
                 report(name, res, time.perf_counter() - t0)
+    except TimeBudgetReached as exc:
+        print(f"stopped after the time budget of {budget:g} s: {exc}: "
+              f"{_resume_command(command)}", file=sys.stderr, flush=True)
+        return EXIT_TIME_BUDGET
     except KeyboardInterrupt as exc:
         signum = signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
         print(f"interrupted by {signal.Signals(signum).name}; finished tasks are stored, the "
@@ -157,6 +192,12 @@ def _run_experiments(names, args, scale, overrides, report, starting=None) -> in
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _resume_command(command: Sequence[str]) -> str:
+    """The command line that resumes a run stopped by its time budget: the same one, less
+    ``--fresh`` (which would throw away what the stopped run saved)."""
+    return shlex.join([a for a in command if a != "--fresh"])
 
 
 def _unknown_names(names: Sequence[str]) -> str:
@@ -286,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         timings.append(seconds)
         rejected = (f", {s.n_rejected} stored result(s) failed their checks and were "
                     "recomputed" if s.n_rejected else "")
-        print(f"{name}: {s.n_computed} task(s) computed, {s.n_cached} loaded{rejected}, "
+        n_resumed = sum(k in s.resumed for k in s.computed_keys)
+        resumed = f" ({n_resumed} resumed from a checkpoint)" if n_resumed else ""
+        print(f"{name}: {s.n_computed} task(s) computed{resumed}, {s.n_cached} loaded{rejected}, "
               f"{seconds:.1f} s -> {res.outdir}", flush=True)
         for line in get_experiment(name).headline(res.summary):
             print(f"  {line}", flush=True)
@@ -295,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(names) > 1:
             print(f"{position[name]}/{len(names)} {name}", flush=True)
 
-    code = _run_experiments(names, args, scale, overrides, report, starting)
+    command = ["lds-toolkit", *(sys.argv[1:] if argv is None else argv)]
+    code = _run_experiments(names, args, scale, overrides, report, starting, command)
     if not code and len(timings) > 1:
         print(f"total: {sum(timings):.1f} s for {len(timings)} experiments")
     if blocked:

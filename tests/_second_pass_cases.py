@@ -354,8 +354,11 @@ def cases() -> list:
     return CASES
 
 
-def run_case(call, names, seconds: float = 20.0) -> tuple[str, str]:
-    """``(verdict, detail)`` of one case (see the module docstring)."""
+def run_case(call, names, seconds: float = 20.0,
+             errors: tuple[type[BaseException], ...] = (TypeError, ValueError,
+                                                        FloatingPointError)) -> tuple[str, str]:
+    """``(verdict, detail)`` of one case (see the module docstring); ``errors`` are the
+    exception types that count as a refusal."""
     def on_alarm(signum, frame):
         raise TimeoutError(f"still running after {seconds} s")
 
@@ -365,7 +368,7 @@ def run_case(call, names, seconds: float = 20.0) -> tuple[str, str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = call()
-    except (TypeError, ValueError, FloatingPointError) as exc:
+    except errors as exc:
         text = str(exc)
         missing = [n for n in names if n not in text]
         if missing or "\n" in text.strip():

@@ -117,3 +117,18 @@ def uncontrollable_unstable_modes(A: np.ndarray, B: np.ndarray) -> list[complex]
             modes.append(complex(lam))
     return modes
 
+def check_instants(check_times: np.ndarray, horizon: float) -> None:
+    """``check_times`` strictly increasing in (0, horizon], else ``ValueError`` naming the
+    first entry that breaks it."""
+    want = f"check_times must be strictly increasing instants in (0, horizon={horizon:g}]"
+    if check_times.size == 0:
+        raise ValueError(f"{want}, got none")
+    if check_times[0] <= 0:
+        raise ValueError(f"{want}; entry 0 is {check_times[0]:g}")
+    steps = np.flatnonzero(np.diff(check_times) <= 0)
+    if steps.size:
+        i = int(steps[0]) + 1
+        raise ValueError(f"{want}; entry {i} ({check_times[i]:g}) is not after entry {i - 1} "
+                         f"({check_times[i - 1]:g}): sort them (np.sort) and drop repeats")
+    if check_times[-1] > horizon:
+        raise ValueError(f"{want}; the last entry {check_times[-1]:g} is beyond the horizon")

@@ -39,6 +39,7 @@ from .._validation import (
     check_positive_int,
     check_real,
 )
+from ._checks import check_instants
 from ._flow import Flow, FlowTable, flow_on_grid, loop_generator
 from .etc_system import ETCSystem
 from .etc_triggers import TriggerRule
@@ -230,12 +231,7 @@ def simulate_etc(system: ETCSystem, rule: TriggerRule, x0: ArrayLike, *, horizon
         if mode != "grid":
             raise ValueError(f"check_times needs mode='grid', got mode={mode!r}")
         check_times = as_float_array("check_times", check_times, ndim=1)
-        if check_times.size == 0 or np.any(np.diff(check_times) <= 0) or \
-                check_times[0] <= 0 or check_times[-1] > horizon:
-            raise ValueError(f"check_times must be strictly increasing instants in "
-                             f"(0, horizon={horizon:g}], got {check_times.size} values in "
-                             f"[{check_times.min(initial=np.nan):g}, "
-                             f"{check_times.max(initial=np.nan):g}]")
+        check_instants(check_times, horizon)
     if mode == "grid":
         step = check_real("grid_step", grid_step, low=0.0, low_inclusive=False)
         if step > horizon:

@@ -178,9 +178,10 @@ def inter_event_statistics(system: ETCSystem | SystemLike, rule: TriggerRule, x0
         raise TypeError(f"system must be an ETCSystem, an LDS or a control.StateSpace, got "
                         f"{type(system).__name__}")
     n = loop.n
+    gen = as_generator(rng)  # checked even when x0 gives the states and nothing is drawn
     if isinstance(x0, Integral | np.integer) and not isinstance(x0, bool):
         runs = check_positive_int("x0", x0)
-        z = as_generator(rng).standard_normal((runs, n))
+        z = gen.standard_normal((runs, n))
         x0s = z / np.linalg.norm(z, axis=1, keepdims=True)
     else:
         x0s = as_float_array("x0", x0)

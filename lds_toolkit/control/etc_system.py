@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._repr import compact_repr
+from .._signal_names import check_loop_names
 from .._validation import as_matrix, check_choice
 from ..systems.lds import is_system, require_continuous
 from ._checks import (
@@ -112,6 +113,7 @@ class ETCSystem:
             raise TypeError("K, the gain of u = K x, is required; " + _SIGN_HINT)
         A, B, K = gain_matrices(A, B, self.K)
         n = A.shape[0]
+        object.__setattr__(self, "names", check_loop_names(self.names, B.shape[1], n))
         Acl = A + B @ K
         what = f"A {A.shape}"
         lam = np.linalg.eigvals(Acl)

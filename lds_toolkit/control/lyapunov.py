@@ -52,6 +52,7 @@ from .._validation import (
     as_square,
     check_bool,
     check_choice,
+    check_fits_in_memory,
     check_positive_int,
     check_real,
 )
@@ -522,6 +523,9 @@ def level_set(P, level: float, n_points: int = 256) -> np.ndarray:
                          f"got {P.shape}")
     level = check_real("level", level, low=0.0, low_inclusive=False)
     n_points = check_positive_int("n_points", n_points, minimum=3)
+    # angles, cosines and sines, the (2, n) circle and the (2, n) points: 6 floats a point
+    check_fits_in_memory("n_points", n_points, 48.0 * n_points,
+                         "the (n_points, 2) float64 points and the angles they are made from")
     theta = np.linspace(0.0, 2 * np.pi, n_points)
     circle = np.stack([np.cos(theta), np.sin(theta)])
     L = np.linalg.cholesky(P)

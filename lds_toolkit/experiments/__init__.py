@@ -3,9 +3,11 @@
 Write an experiment by subclassing :class:`Experiment` in a module of
 ``lds_toolkit/experiments/catalog/`` and decorating it with :func:`register`; run it with
 :func:`reproduce` or ``lds-toolkit reproduce NAME``. See :mod:`lds_toolkit.experiments.base`
-for the contract.
+for the contract, :mod:`~lds_toolkit.experiments.task_runtime` for the checkpoints and time
+budget of running tasks (:class:`TimeBudgetReached`).
 """
 
+from .._budget import TimeBudgetReached
 from .base import (
     Experiment,
     MissingDependencyError,
@@ -31,6 +33,7 @@ __all__ = [
     "SweepStats",
     "TaskKey",
     "TaskStore",
+    "TimeBudgetReached",
     "UnknownExperimentError",
     "code_version",
     "get_experiment",

@@ -226,6 +226,9 @@ def get_experiment(name: str) -> Experiment:
     MissingDependencyError
         its module could not be imported for lack of an optional dependency.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be an experiment's name (a string; lds-toolkit list shows "
+                        f"them) or an Experiment, got {type(name).__name__} {name!r:.60}")
     if name not in _REGISTRY and name in EXPERIMENT_MODULES:
         module = EXPERIMENT_MODULES[name]
         _import_catalog_module(module)

@@ -291,6 +291,11 @@ def evaluate_claim(claim: Claim, summary: Mapping[str, Any] | None) -> ClaimResu
     except PathError as exc:
         return ClaimResult(claim, NOT_RUN, scale=scale,
                            message=f"quantity missing from this run: {exc}")
+    odd = _not_a_number(claim.op, value)
+    if odd is not None:  # e.g. "abc" <= 2 would read as a plain failure
+        return ClaimResult(claim, NOT_RUN, scale=scale,
+                           message=f"unreadable: {claim.quantity} holds {odd}, not a number "
+                                   f"(summary.json is not what the experiment writes)")
     if claim.per_seed:
         return _evaluate_per_seed(claim, value, summary, scale)
     spread = None
@@ -336,6 +341,23 @@ def _evaluate_per_seed(claim: Claim, entries, summary, scale) -> ClaimResult:
     return ClaimResult(claim, HOLDS if ok else FAILS, value=median, spread=spread, scale=scale,
                        interval=interval, share=share, n_seeds=len(entries),
                        message=f"holds on {sum(holds)} of {len(entries)} seeds")
+
+
+def _not_a_number(op: str, value) -> str | None:
+    """The first entry of ``value`` that a numeric comparison cannot read (a string, a bool, a
+    mapping), described; ``None`` when every entry is a number or null (a NaN stored as null
+    fails the claim as NaN does) or the claim compares with ``is``."""
+    if op == "is":
+        return None
+    if isinstance(value, list):
+        for v in value:
+            odd = _not_a_number(op, v)
+            if odd is not None:
+                return odd
+        return None
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return None
+    return f"the {type(value).__name__} {json.dumps(value)[:40]}"
 
 
 def _finite_entry(e) -> bool:

@@ -222,8 +222,18 @@ def write_outputs(outdir: Path, summary: dict, arrays: Mapping[str, np.ndarray],
 
 def verify_outputs(outdir: str | os.PathLike) -> list[str]:
     """Problems with the outputs of ``outdir`` (empty when ``run.json`` exists and every file
-    it vouches for has the recorded size and SHA-256)."""
+    it vouches for has the recorded size and SHA-256).
+
+    ``outdir`` is the directory of one run (``OUT/NAME``); ``FileNotFoundError`` when nothing
+    is there and ``NotADirectoryError`` when it is not a directory, so that a mistyped path is
+    not reported as an unfinished run."""
     outdir = Path(outdir)
+    if not outdir.is_dir():
+        kind = entry_kind(outdir)
+        where = f"the directory of one run (OUT/NAME, holding run.json), got {str(outdir)!r}"
+        if kind is None:
+            raise FileNotFoundError(f"outdir must be {where}, which does not exist")
+        raise NotADirectoryError(f"outdir must be {where}, which is {kind}, not a directory")
     try:
         run = read_json_file(outdir / "run.json", RUN_INFO_MAX_BYTES)
         files = run["files"]
@@ -235,7 +245,7 @@ def verify_outputs(outdir: str | os.PathLike) -> list[str]:
         return [f"run.json unreadable or incomplete ({exc})"]
     problems = []
     for name, want in files.items():
-        if not _plain_name(name):
+        if not plain_name(name):
             problems.append(f"{name!r}: not a plain file name of this directory (not read)")
             continue
         try:
@@ -256,7 +266,7 @@ def verify_outputs(outdir: str | os.PathLike) -> list[str]:
     return problems
 
 
-def _plain_name(name) -> bool:
+def plain_name(name) -> bool:
     """A file name directly inside the output directory (no separator, not . or ..)."""
     return (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
             and os.sep not in name and "\0" not in name)

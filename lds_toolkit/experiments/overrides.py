@@ -33,9 +33,12 @@ def parse_assignment(text: str) -> tuple[str, Any]:
     if not isinstance(text, str) or "=" not in text:
         raise ValueError(f"--set expects KEY=VALUE, got {text!r}")
     key, raw = text.split("=", 1)
-    key = key.strip()
-    if not key:
+    if not key.strip():
         raise ValueError(f"--set expects KEY=VALUE with a non-empty KEY, got {text!r}")
+    if key != key.strip():
+        # a quoted ' n=5' would otherwise set n quietly, or a key nobody meant
+        raise ValueError(f"--set expects KEY=VALUE with no spaces around KEY, got the key "
+                         f"{key!r} in {text!r}; write --set {key.strip()}={raw.strip()}")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
@@ -134,6 +137,14 @@ def apply_overrides(config: dict[str, Any], overrides: Mapping[str, Any] | None,
     TypeError
         A value whose type differs from the entry it replaces.
     """
+    if overrides is not None and not isinstance(overrides, Mapping):
+        hint = ""
+        if isinstance(overrides, list | tuple) and all(isinstance(x, str) for x in overrides):
+            hint = (f"; strings such as {overrides[0]!r} are the command line's --set form: "
+                    f"parse_assignments({list(overrides)!r}) turns them into a mapping"
+                    if overrides else "")
+        raise TypeError(f"overrides must be a mapping of config keys to values, e.g. "
+                        f"{{'T': 2048}}, got {type(overrides).__name__} {overrides!r:.100}{hint}")
     if not overrides:
         return config
     out = copy.deepcopy(config)

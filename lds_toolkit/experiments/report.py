@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._safe_files import entry_kind
 from .base import Experiment, list_experiments
 from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
 from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
@@ -185,8 +186,13 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
     for name, exp in list_experiments().items():
         if names is not None and name not in names:
             continue
-        summary, unreadable = _read_json(out / name / "summary.json", SUMMARY_MAX_BYTES)
-        run, run_unreadable = _read_json(out / name / "run.json", RUN_INFO_MAX_BYTES)
+        kind = entry_kind(out / name)
+        if kind in (None, "a directory"):
+            summary, unreadable = _read_json(out / name / "summary.json", SUMMARY_MAX_BYTES)
+            run, run_unreadable = _read_json(out / name / "run.json", RUN_INFO_MAX_BYTES)
+        else:  # a link to another run (or a file) is not this run's results: never followed
+            summary, run, run_unreadable = None, None, ""
+            unreadable = f"{out / name} is {kind}, not a directory of results (not followed)"
         if unreadable:
             problem = f"unreadable ({unreadable})"
         elif summary is None:

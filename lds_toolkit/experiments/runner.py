@@ -5,15 +5,25 @@ Layout of ``OUT/NAME/``::
     summary.json   the numbers the figure shows, plus the full "config"
     arrays.npz     raw arrays (curves over seeds, grids, ...)
     *.png, *.pdf   the figure(s)
-    run.json       how it ran (tasks computed / loaded / rejected, wall time, jobs, backend,
-                   code version, versions) and the size and SHA-256 of every file above;
-                   written last, so it only ever vouches for complete files
-    .tasks/        one stored result per finished task (resume after interruption), see
+    run.json       how it ran (tasks computed / loaded / rejected / resumed from a
+                   checkpoint, wall time, jobs, backend, code version, versions) and the
+                   size and SHA-256 of every file above; written last, so it only ever
+                   vouches for complete files
+    .tasks/        one stored result per finished task (resume after interruption), and the
+                   training checkpoints of unfinished ones, see
                    :mod:`lds_toolkit.experiments.store`
     .lock          held while a run writes here: a second run on the same directory refuses
 
 ``summary.json`` holds no timings, so two runs with different ``jobs`` give identical files.
 See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
+
+Time budget. ``reproduce(..., time_budget=SECONDS)`` stops the sweep at the budget: tasks
+not started are not started, training tasks save a checkpoint and stop
+(:mod:`~lds_toolkit.experiments.task_runtime`), finished tasks are stored, and
+:class:`~lds_toolkit._budget.TimeBudgetReached` is raised without writing any output: no
+partial summary is ever presented. The same call resumes (``lds-toolkit reproduce ...
+--time-budget SECONDS``: the same command, exit status 75), so a long run spans several
+short slots and ends with the summary of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -30,16 +40,18 @@ from typing import Any
 import numpy as np
 
 from .._atomic import remove_temporaries
+from .._budget import TimeBudgetReached, check_time_budget, deadline_after
 from .._jsonable import to_jsonable
 from .._repr import compact_repr
 from .._safe_files import ensure_directory
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from .base import Experiment, check_requirements, get_experiment
 from .outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
     RunLock,
     check_output_dir,
+    plain_name,
     read_json_file,
     write_outputs,
 )
@@ -47,8 +59,9 @@ from .overrides import apply_overrides
 from .ranges import Int, check_config
 from .scales import check_experiment_scale, check_scale
 from .store import TaskStore, task_key
-from .sweep import SweepStats, check_jobs, run_sweep
+from .sweep import SweepStats, run_sweep
 from .version import code_version
+from .workers import check_jobs, check_workers
 
 #: Ranges declared for every experiment.
 COMMON_RANGES = {"seeds": Int(1, 10_000)}
@@ -74,7 +87,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
               seeds: int | None = None, seed: int = 0,
               overrides: Mapping[str, Any] | None = None, out: str | Path = "figures",
               jobs: int = 1, scheduler: str | None = None, client: Any = None,
-              progress: bool = True, fresh: bool = False) -> RunResult:
+              progress: bool = True, fresh: bool = False,
+              time_budget: float | None = None) -> RunResult:
     """Run experiment ``name`` and write summary.json, arrays.npz and figures to ``out/name``.
 
     Parameters
@@ -109,10 +123,17 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     progress : bool
         Show a progress bar over tasks.
     fresh : bool
-        Ignore and overwrite stored task results.
+        Ignore and overwrite stored task results (and checkpoints of unfinished tasks).
+    time_budget : float, optional
+        Seconds of wall time after which the run stops (see the module docstring); call
+        again with the same arguments (without ``fresh``) to resume.
 
     Raises
     ------
+    TimeBudgetReached
+        The time budget ended before every task finished; nothing was written but the
+        finished tasks and the checkpoints of the interrupted ones (``finished``, ``total``
+        and ``partial`` count them).
     ValueError
         A bad argument (an unknown ``name``: :class:`~.base.UnknownExperimentError`), or
         ``out`` not a writable directory (both before any task runs).
@@ -126,6 +147,10 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     """
     exp = name if isinstance(name, Experiment) else get_experiment(name)
     check_requirements(exp)
+    # flags taken as given: bool("no") is True, and fresh="no" would throw the store away
+    quick, progress, fresh = (check_bool(k, v) for k, v in (("quick", quick),
+                                                            ("progress", progress),
+                                                            ("fresh", fresh)))
     scale = resolve_scale(scale, quick)
     config = build_config(exp, scale=scale, seeds=seeds, seed=seed, overrides=overrides)
     tasks = [to_jsonable(t) for t in exp.tasks(config)]
@@ -133,16 +158,21 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         if "seed_index" not in t:
             raise ValueError(f"{exp.name}.tasks() entry {i} lacks 'seed_index': {t}")
 
-    check_jobs(jobs)
+    if client is None and scheduler is None:
+        check_workers(jobs, len(tasks))
+    else:
+        check_jobs(jobs)
+    time_budget = check_time_budget(time_budget)
+    deadline = deadline_after(time_budget)
     check_output_dir(out)
     outdir = check_output_dir(Path(out) / exp.name, f"out/{exp.name}", allow_link=False)
     with RunLock(outdir):
         version = code_version(exp)
-        store = TaskStore(outdir / ".tasks", code_version=version)
         # a link, file or FIFO planted as .tasks is replaced (the entry only), never followed
-        note = ensure_directory(store.root, replace=True, what="task directory")
+        note = ensure_directory(outdir / ".tasks", replace=True, what="task directory")
         if note:
             warnings.warn(OutputWarning(note), stacklevel=2)
+        store = TaskStore(outdir / ".tasks", code_version=version)
         if fresh:
             store.clear()
         else:
@@ -152,7 +182,14 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
                                    scheduler=scheduler, client=client,
                                    single_threaded=exp.single_threaded, progress=progress,
-                                   desc=exp.name)
+                                   desc=exp.name, deadline=deadline)
+        if stats.stopped:
+            done = stats.n_tasks - len(stats.stopped)
+            raise TimeBudgetReached(
+                f"{exp.name}: the time budget ran out with {done} of {stats.n_tasks} tasks "
+                f"finished ({len(stats.partial)} more saved mid-training); no summary was "
+                "written. Run it again with the same arguments to resume",
+                finished=done, total=stats.n_tasks, partial=len(stats.partial))
         summary, arrays = exp.summarize(config, tasks, results)
         summary = to_jsonable(dict(summary))
         summary.setdefault("config", config)
@@ -165,6 +202,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
             "tasks_loaded": stats.n_cached,
             "tasks_computed": stats.n_computed,
             "tasks_rejected": stats.n_rejected,
+            # task digest -> {training run: step of the checkpoint it resumed from}
+            "tasks_resumed": stats.resumed,
             "sweep_seconds": round(stats.seconds, 3),
             "jobs": jobs,
             "backend": "dask" if (client is not None or scheduler) else
@@ -227,5 +266,16 @@ def resolve_scale(scale: str | None, quick: bool = False) -> str:
 
 def load_summary(out: str | Path, name: str) -> dict[str, Any]:
     """Read ``out/name/summary.json`` (a regular file, links not followed; ``ValueError``
-    saying why when it is not a readable JSON file)."""
-    return read_json_file(Path(out) / name / "summary.json", SUMMARY_MAX_BYTES)
+    saying why when it is not a readable JSON file, ``FileNotFoundError`` saying how to make
+    it when there is none)."""
+    if not isinstance(name, str) or not plain_name(name):
+        raise ValueError(f"name must be an experiment's name (a directory directly under out), "
+                         f"got {name!r:.60}")
+    path = Path(out) / name / "summary.json"
+    try:
+        return read_json_file(path, SUMMARY_MAX_BYTES)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"no results of {name!r} under out={str(out)!r} ({path} does not exist); run "
+            f"reproduce({name!r}, out={str(out)!r}) or lds-toolkit reproduce {name} --out "
+            f"{out} first") from None

@@ -11,6 +11,13 @@ arrays, ``<root>/<digest>.npz``:
   size of the ``.npz`` and a SHA-256 of its own content. It is written after the ``.npz``,
   both atomically (temporary file, then rename), so it is the commit record of the task.
 
+Partial tasks. A task that trains checkpoints its training beside its future record, in
+``<root>/<digest>.<name>.ckpt`` (:meth:`TaskStore.checkpoint_prefix`; written and checked by
+:mod:`lds_toolkit.neural.checkpoints`: ``torch.load(weights_only=True)``, a digest of the
+content, a tag naming the task and the code version). A task with such a file and no record
+is *partial* (:meth:`TaskStore.partial_keys`); saving its result removes its checkpoints,
+and :meth:`TaskStore.clear` removes them with the records.
+
 The file name (``digest``) hashes the experiment, the full config and the task, not the code
 version: a result computed by older code sits under the same name and is found, reported as
 stale and overwritten, instead of piling up.
@@ -55,6 +62,7 @@ from .._safe_files import (
     read_regular_file,
     remove_entry,
 )
+from .._validation import check_int
 from ._codec import decode, encode
 
 FORMAT = "lds_toolkit-task"
@@ -105,6 +113,16 @@ class TaskKey:
 def task_key(experiment: str, config: dict, task: dict) -> TaskKey:
     """The :class:`TaskKey` of ``task`` in a run of ``experiment`` with ``config`` (whose
     ``"seed"`` entry, the base seed, is part of the key)."""
+    if not isinstance(experiment, str) or not experiment:
+        raise TypeError(f"experiment must be an experiment's name (a non-empty string), got "
+                        f"{type(experiment).__name__} {experiment!r:.60}")
+    for label, value in (("config", config), ("task", task)):
+        if not isinstance(value, dict):
+            raise TypeError(f"{label} must be a dict, got {type(value).__name__} {value!r:.60}")
+    if "seed_index" not in task:
+        raise ValueError(f"task must hold its 'seed_index' (which random stream it draws), got "
+                         f"the keys {sorted(map(str, task))}")
+    check_int("task['seed_index']", task["seed_index"], 0)
     return TaskKey(experiment, config_hash(config), json.loads(_canonical(task)),
                    int(config.get("seed", 0)))
 
@@ -145,20 +163,50 @@ class TaskStore:
 
     def __init__(self, root: str | os.PathLike, code_version: str = "unversioned"):
         self.root = Path(root)
-        self.code_version = str(code_version)
+        if not isinstance(code_version, str):
+            raise TypeError(f"code_version must be a string (code_version(experiment) gives "
+                            f"one), got {type(code_version).__name__} {code_version!r:.60}")
+        self.code_version = code_version
+        kind = entry_kind(self.root)  # not followed: a link is refused as save() refuses it
+        if kind not in (None, "a directory"):
+            raise UnsafeFileError(self.root, f"TaskStore root is {kind}, not a directory; give "
+                                             "a directory (created on the first save)")
 
     def _paths(self, key: TaskKey | str) -> tuple[Path, Path]:
         digest = key.digest if isinstance(key, TaskKey) else str(key)
         return self.root / f"{digest}.json", self.root / f"{digest}.npz"
+
+    def checkpoint_prefix(self, key: TaskKey | str) -> Path:
+        """Path prefix of the checkpoint files of task ``key``
+        (``<prefix>.<name>.ckpt``, see the module docstring)."""
+        digest = key.digest if isinstance(key, TaskKey) else str(key)
+        return self.root / digest
+
+    def checkpoints(self, key: TaskKey | str) -> list[Path]:
+        """The checkpoint files of task ``key`` (links and odd entries included: they are
+        never read here), sorted."""
+        if entry_kind(self.root) != "a directory":
+            return []
+        prefix = self.checkpoint_prefix(key).name
+        return sorted(self.root.glob(f"{prefix}.*.ckpt"))
+
+    def partial_keys(self) -> list[str]:
+        """Digests of the tasks with checkpoints but no record (stopped mid-training), sorted."""
+        if entry_kind(self.root) != "a directory":
+            return []
+        stems = {p.name.split(".", 1)[0] for p in self.root.glob("*.ckpt")}
+        return sorted(stems - set(self.keys()))
 
     def __contains__(self, key: TaskKey | str) -> bool:
         """An entry exists for ``key`` (not yet checked, links not followed: :meth:`load`
         checks)."""
         return entry_kind(self._paths(key)[0]) is not None
 
-    def save(self, key: TaskKey, value: Any) -> None:
+    def save(self, key: TaskKey, value: Any, notes: dict | None = None) -> None:
         """Store ``value`` (see :mod:`~lds_toolkit.experiments._codec` for what it may hold)
-        under ``key``: the arrays first, then the JSON record, each atomically."""
+        under ``key``: the arrays first, then the JSON record, each atomically. ``notes``
+        (JSON: how the result came about, e.g. ``{"resumed_from": {"train": 1200}}``) are
+        kept in the record beside the result, not in it."""
         if not isinstance(key, TaskKey):
             raise TypeError(f"key must be a TaskKey (see task_key), got {type(key).__name__}")
         tree, arrays = encode(value)
@@ -167,6 +215,8 @@ class TaskStore:
             "key": {**key.record(), "code_version": self.code_version},
             "result": tree, "arrays": None,
         }
+        if notes:
+            record["notes"] = notes
         json_path, npz_path = self._paths(key)
         ensure_directory(self.root, what="task store directory")  # never through a link
         for path in (json_path, npz_path):
@@ -188,9 +238,13 @@ class TaskStore:
         record["sha256"] = _body_checksum(record)
         text = json.dumps(record, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
         atomic_write_bytes(json_path, (text + "\n").encode())
+        for path in self.checkpoints(key):  # the task is complete: its checkpoints go
+            if entry_kind(path) != "a directory":
+                remove_entry(path)
 
-    def load(self, key: TaskKey) -> Any:
-        """The stored result of ``key``, after every check of the module docstring.
+    def load(self, key: TaskKey, *, with_notes: bool = False) -> Any:
+        """The stored result of ``key``, after every check of the module docstring (with
+        ``with_notes``: ``(result, notes)``, the notes given to :meth:`save` or ``{}``).
 
         Raises
         ------
@@ -199,6 +253,8 @@ class TaskStore:
         StoredTaskRejected
             Something is stored but fails a check (the reason says which).
         """
+        if not isinstance(key, TaskKey):
+            raise TypeError(f"key must be a TaskKey (see task_key), got {type(key).__name__}")
         json_path, npz_path = self._paths(key)
         root_kind = entry_kind(self.root)
         if root_kind is None:
@@ -242,9 +298,13 @@ class TaskStore:
                                      f"current one is {self.code_version}")
         arrays = self._load_arrays(npz_path, record.get("arrays"))
         try:
-            return decode(record.get("result"), arrays)
+            value = decode(record.get("result"), arrays)
         except (ValueError, TypeError, RecursionError) as exc:
             raise StoredTaskRejected(json_path, f"malformed result ({exc})") from None
+        if not with_notes:
+            return value
+        notes = record.get("notes") or {}
+        return value, (notes if isinstance(notes, dict) else {})
 
     def _load_arrays(self, path: Path, meta) -> dict[str, np.ndarray]:
         if meta is None:
@@ -283,12 +343,13 @@ class TaskStore:
         return sorted(p.stem for p in self.root.glob("*.json"))
 
     def clear(self) -> None:
-        """Delete every stored task (records, arrays and leftover temporary files): entries
-        of the root directory only, links removed and never followed, directories kept.
-        Nothing is deleted when the root is not a real directory (e.g. a link)."""
+        """Delete every stored task (records, arrays, checkpoints of partial tasks and leftover
+        temporary files): entries of the root directory only, links removed and never
+        followed, directories kept. Nothing is deleted when the root is not a real directory
+        (e.g. a link)."""
         if entry_kind(self.root) != "a directory":
             return
-        for pattern in ("*.json", "*.npz"):
+        for pattern in ("*.json", "*.npz", "*.ckpt"):
             for p in self.root.glob(pattern):
                 if entry_kind(p) != "a directory":
                     remove_entry(p)

@@ -11,6 +11,15 @@ as soon as it completes; a rerun loads stored tasks and computes only the missin
 stored result that fails the store's checks (corrupted, altered, another task's, older code)
 is reported once, in one :class:`StoreWarning` listing every rejected file, and recomputed.
 
+Checkpoints and time budget: each task runs with a
+:class:`~lds_toolkit.experiments.task_runtime.TaskRuntime` naming where its training
+checkpoints go (beside its record in the store) and the ``deadline``; a task that resumed
+from a checkpoint is listed in :attr:`SweepStats.resumed`. With a ``deadline``, a task not
+started by then is not started, and a training task that reaches it saves its checkpoint
+and stops (:class:`~lds_toolkit._budget.TimeBudgetReached`, caught in the worker): both are
+listed in :attr:`SweepStats.stopped` and their results are None. Running the sweep again
+resumes them.
+
 Interruption: on any exception in the driver (KeyboardInterrupt, the CLI's SIGTERM handler)
 the local worker pool is shut down with its workers killed before the exception propagates;
 each local worker also watches its parent and exits within :data:`WATCHDOG_PERIOD` seconds
@@ -32,10 +41,15 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._budget import TimeBudgetReached, passed
 from .._safe_files import UnsafeFileError
 from .._tqdm import tqdm
+from .._validation import check_bool, check_int
+from . import task_runtime
 from .progress import ProgressBoard, file_reporter, reporting_to
 from .store import StoredTaskRejected, TaskKey, TaskStore
+from .task_runtime import TaskRuntime, running
+from .workers import check_jobs, check_workers, local_workers
 
 #: Seconds to wait for a Dask scheduler before giving up.
 SCHEDULER_TIMEOUT = 5.0
@@ -50,7 +64,9 @@ class StoreWarning(UserWarning):
 
 @dataclass
 class SweepStats:
-    """What a sweep did: tasks in total, loaded from the store, computed now; wall time."""
+    """What a sweep did: tasks in total, loaded from the store, computed now; wall time;
+    tasks resumed from a checkpoint (digest -> ``{training run: step}``) and tasks stopped by
+    the deadline (digests; those of them with checkpoints in ``partial``)."""
 
     n_tasks: int
     n_cached: int
@@ -58,6 +74,9 @@ class SweepStats:
     seconds: float
     computed_keys: list[str] = field(default_factory=list, repr=False)
     rejected: list[str] = field(default_factory=list, repr=False)
+    resumed: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    stopped: list[str] = field(default_factory=list, repr=False)
+    partial: list[str] = field(default_factory=list, repr=False)
 
     @property
     def n_rejected(self) -> int:
@@ -65,31 +84,44 @@ class SweepStats:
         return len(self.rejected)
 
 
+@dataclass
+class _Outcome:
+    """What a worker sends back for one task: its result, or that the deadline stopped it,
+    and the task's notes (:attr:`TaskRuntime.notes`)."""
+
+    value: Any = None
+    stopped: bool = False
+    notes: dict = field(default_factory=dict)
+
+
 def task_rng(seed: int, seed_index: int) -> np.random.Generator:
     """The random stream of a task: child ``seed_index`` of ``SeedSequence(seed)``.
 
     Identical to ``SeedSequence(seed).spawn(seed_index + 1)[seed_index]``.
     """
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(seed_index),)))
-
-
-def check_jobs(jobs) -> int:
-    """``jobs`` if it is a positive integer or -1 (all cores), else ``ValueError``."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive integer or -1 (all cores), got {jobs!r}")
-    return jobs
+    seed = check_int("seed", seed, 0)
+    seed_index = check_int("seed_index", seed_index, 0)
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(seed_index,)))
 
 
 def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool,
-             reporter: Callable[[int, int], None] | None = None):
+             reporter: Callable[[int, int], None] | None = None,
+             runtime: TaskRuntime | None = None) -> _Outcome:
     """``fn(config, task, rng)`` with the task's stream, its progress reports (see
-    :mod:`~lds_toolkit.experiments.progress`) going to ``reporter``."""
+    :mod:`~lds_toolkit.experiments.progress`) going to ``reporter`` and ``runtime`` as the
+    current :class:`TaskRuntime`; not started once the runtime's deadline has passed."""
+    runtime = runtime if runtime is not None else TaskRuntime()
+    if passed(runtime.deadline):
+        return _Outcome(stopped=True)
     rng = task_rng(config["seed"], task["seed_index"])
-    with reporting_to(reporter):
-        if single_threaded:
-            with threadpool_limits(limits=1):
-                return fn(config, task, rng)
-        return fn(config, task, rng)
+    try:
+        with reporting_to(reporter), running(runtime):
+            if single_threaded:
+                with threadpool_limits(limits=1):
+                    return _Outcome(fn(config, task, rng), notes=runtime.notes)
+            return _Outcome(fn(config, task, rng), notes=runtime.notes)
+    except TimeBudgetReached:
+        return _Outcome(stopped=True, notes=runtime.notes)
 
 
 def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict,
@@ -97,7 +129,8 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
               store: TaskStore | None = None,
               jobs: int = 1, scheduler: str | None = None, client=None,
               single_threaded: bool = True, progress: bool = True,
-              desc: str = "tasks") -> tuple[list[Any], SweepStats]:
+              desc: str = "tasks",
+              deadline: float | None = None) -> tuple[list[Any], SweepStats]:
     """Run ``fn(config, task, rng)`` for every task, reusing stored results.
 
     Parameters
@@ -125,6 +158,9 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         See the module docstring; ``progress`` shows a tqdm bar on stderr, with the
         training steps of the running tasks after it (local runs; see
         :mod:`~lds_toolkit.experiments.progress`).
+    deadline : float, optional
+        ``time.time()`` at which the sweep stops (see the module docstring): the tasks it
+        stops are listed in ``stats.stopped`` and their results are None.
 
     Returns
     -------
@@ -132,8 +168,24 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
         One result per task, in task order.
     stats : SweepStats
     """
-    if "seed" not in config:
-        raise ValueError("config must contain the base 'seed' of the sweep")
+    if not callable(fn):
+        raise TypeError(f"fn must be a function fn(config, task, rng), got {type(fn).__name__} "
+                        f"{fn!r:.60}")
+    if not isinstance(config, dict) or "seed" not in config:
+        raise ValueError("config must be a dict containing the base 'seed' of the sweep")
+    for i, task in enumerate(tasks):
+        if not isinstance(task, dict) or "seed_index" not in task:
+            raise ValueError(f"tasks[{i}] must be a dict holding its 'seed_index' (which random "
+                             f"stream it draws), got {task!r:.80}")
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"client must be a dask.distributed.Client or None, got "
+                        f"{type(client).__name__} {client!r:.60}; give a scheduler's address "
+                        f"as scheduler=")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address such as 'tcp://host:8786', got "
+                        f"{type(scheduler).__name__} {scheduler!r:.60}")
+    single_threaded = check_bool("single_threaded", single_threaded)
+    progress = check_bool("progress", progress)
     if len(keys) != len(tasks):
         raise ValueError(f"keys must have one entry per task ({len(tasks)}), got {len(keys)}")
     check_jobs(jobs)
@@ -143,12 +195,15 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     results: list[Any] = [None] * len(tasks)
     todo = []
     rejected: list[str] = []
+    resumed: dict[str, dict[str, int]] = {}
     for i, key in enumerate(keys):
         if store is None:
             todo.append(i)
             continue
         try:
-            results[i] = store.load(key)
+            results[i], notes = store.load(key, with_notes=True)
+            if notes.get("resumed_from"):  # resumed when a former run computed it
+                resumed[str(key)] = dict(notes["resumed_from"])
         except FileNotFoundError:
             todo.append(i)
         except StoredTaskRejected as exc:
@@ -161,6 +216,13 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             "are recomputed: " + "; ".join(rejected)), stacklevel=2)
     n_cached = len(tasks) - len(todo)
     computed: list[str] = []
+    if todo and client is None and scheduler is None:
+        jobs = check_workers(jobs, len(todo))  # never more workers than tasks left
+    stopped: list[str] = []
+    runtimes = {i: TaskRuntime(
+        checkpoint_prefix=None if store is None else str(store.checkpoint_prefix(keys[i])),
+        tag=None if store is None else f"{keys[i].digest}@{store.code_version}",
+        deadline=deadline, checkpoint_seconds=task_runtime.CHECKPOINT_SECONDS) for i in todo}
 
     bar = tqdm(total=len(tasks), initial=n_cached, desc=desc, disable=not progress,
                leave=False, dynamic_ncols=True)
@@ -168,11 +230,18 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
 
     unstored: list[str] = []
 
-    def finish(i, value):
-        results[i] = value
+    def finish(i, outcome: _Outcome):
+        if outcome.notes.get("resumed_from"):
+            resumed[str(keys[i])] = dict(outcome.notes["resumed_from"])
+        if outcome.stopped:
+            stopped.append(str(keys[i]))
+            if board is not None:
+                board.done(i)
+            return
+        value = results[i] = outcome.value
         if store is not None:
             try:
-                store.save(keys[i], value)
+                store.save(keys[i], value, notes=outcome.notes or None)
             except UnsafeFileError as exc:  # e.g. a directory planted where the record goes
                 unstored.append(str(exc))
         computed.append(keys[i])
@@ -185,36 +254,41 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
             if not todo:
                 pass
             elif client is not None or scheduler is not None:
-                _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler)
+                _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler,
+                          runtimes)
             elif jobs == 1 or len(todo) == 1:
                 for i in todo:
                     local = board.local(i) if board is not None else None
-                    finish(i, _execute(fn, config, tasks[i], single_threaded, local))
+                    finish(i, _execute(fn, config, tasks[i], single_threaded, local,
+                                       runtimes[i]))
             else:
                 _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs,
-                            board.directory if board is not None else None)
+                            board.directory if board is not None else None, runtimes)
     finally:
         bar.close()
         if unstored:
             warnings.warn(StoreWarning(
                 f"{len(unstored)} task result(s) could not be stored (they were used, and will "
                 "be recomputed by the next run): " + "; ".join(unstored)), stacklevel=2)
+    partial = [d for d in stopped if store is not None and store.checkpoints(d)]
     stats = SweepStats(len(tasks), n_cached, len(computed), time.perf_counter() - start,
-                       [str(k) for k in computed], rejected)
+                       [str(k) for k in computed], rejected, resumed, stopped, partial)
     return results, stats
 
 
-def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress_dir=None):
+def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress_dir=None,
+                runtimes=None):
     from joblib import Parallel, delayed
 
     driver = os.getpid()
+    runtimes = runtimes or {}
 
     def indexed(i):
         watch_parent(driver)
         reporter = None if progress_dir is None else file_reporter(progress_dir, str(i))
-        return i, _execute(fn, config, tasks[i], single_threaded, reporter)
+        return i, _execute(fn, config, tasks[i], single_threaded, reporter, runtimes.get(i))
 
-    outputs = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+    outputs = Parallel(n_jobs=local_workers(jobs, len(todo)), return_as="generator_unordered")(
         delayed(indexed)(i) for i in todo)
     try:
         for i, value in outputs:
@@ -268,7 +342,8 @@ def watch_parent(driver: int) -> None:
     threading.Thread(target=watch, name="lds-toolkit-parent-watchdog", daemon=True).start()
 
 
-def _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler):
+def _run_dask(fn, config, tasks, todo, single_threaded, finish, client, scheduler,
+              runtimes=None):
     try:
         from dask.distributed import Client, as_completed
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -283,7 +358,8 @@ def _run_dask(fn, config, tasks, todo, single_threaded, finish, client, schedule
                                   f"{SCHEDULER_TIMEOUT:g} s: {exc}") from None
     try:
         futures = {
-            client.submit(_execute, fn, config, tasks[i], single_threaded, pure=False): i
+            client.submit(_execute, fn, config, tasks[i], single_threaded, None,
+                          (runtimes or {}).get(i), pure=False): i
             for i in todo
         }
         for fut in as_completed(futures):

@@ -50,6 +50,10 @@ ALWAYS = ("lds_toolkit.experiments.sweep",)
 def code_version(experiment) -> str:
     """``"<package version>+src.<hash>"`` of an :class:`~lds_toolkit.experiments.Experiment`
     (see the module docstring for what the hash covers)."""
+    if isinstance(experiment, str | type) or not callable(getattr(experiment, "run_task",
+                                                                    None)):
+        raise TypeError(f"experiment must be an Experiment instance (get_experiment(name) "
+                        f"gives one), got {type(experiment).__name__} {experiment!r:.60}")
     sources, libraries = module_closure(type(experiment).__module__)
     h = hashlib.sha256()
     # by content only: the same file imported under another name (a test module run as a

@@ -50,7 +50,13 @@ import scipy.linalg as sla
 from .._atomic import atomic_write_bytes
 from .._safe_files import UnsafeFileError, read_regular_file
 from .._threads import one_thread
-from .._validation import check_bool, check_choice, check_fits_in_memory, check_int
+from .._validation import (
+    as_float_array,
+    check_bool,
+    check_choice,
+    check_fits_in_memory,
+    check_int,
+)
 from ._extended import EXTENDED_EPS, refine_eigenpairs
 from ._hankel import HankelFFT, dense_matrix
 from ._quadrature import quadrature_basis
@@ -125,8 +131,8 @@ def eigenvector_error_bound(sigma: np.ndarray, precision: str = "double") -> np.
     result is stored in float64, so the bound is eps + EXTENDED_EPS * sigma_1 / gap_i.
     """
     check_choice("precision", precision, _PRECISIONS)
-    s = np.asarray(sigma, dtype=np.float64)
-    if s.ndim != 1 or s.size < 2:
+    s = as_float_array("sigma", sigma, ndim=1)  # an inf or NaN would give a gap of 0 or NaN
+    if s.size < 2:
         raise ValueError(f"sigma must be 1-D with at least 2 entries, got shape {s.shape}")
     d = np.abs(np.diff(s))
     gap = np.minimum(np.r_[np.inf, d], np.r_[d, np.inf])

@@ -79,10 +79,28 @@ LR_SCHEDULES = ("constant", "inv_sqrt")
 class LearnerDivergedError(FloatingPointError):
     """Raised when a prediction becomes non-finite; ``step`` is the time index t."""
 
-    def __init__(self, step: int, what: str):
+    def __init__(self, step: int, what: str, cause: str | None = None):
         self.step = int(step)
-        super().__init__(f"{what}: the loss became non-finite at step t={step}; lower lr or "
-                         "use a finite radius")
+        self.cause = cause
+        super().__init__(f"{what}: the loss became non-finite at step t={step}; "
+                         + (cause or "lower lr or use a finite radius"))
+
+
+#: Entries beyond this make squared errors overflow float64 (its largest value is 1.8e308).
+_HUGE = 1e150
+
+
+def huge_stream_cause(t: int, **streams: np.ndarray) -> str | None:
+    """Why a loss became non-finite at step ``t`` when the data are to blame: an entry of a
+    stream (``u=..., y=...``, the steps up to t) beyond 1e150, whose square overflows float64
+    whatever the step size; ``None`` when the data are moderate."""
+    for name, arr in streams.items():
+        big = float(np.max(np.abs(arr), initial=0.0))
+        if big > _HUGE:
+            return (f"the data are too large: max |{name}| up to t={t} is {big:.3g}, beyond "
+                    f"{_HUGE:.0e}, where squared errors overflow float64 whatever the step "
+                    f"size; scale u and y down (e.g. divide each by its standard deviation)")
+    return None
 
 
 def _as_stream(name: str, value, d_expected: int | None = None) -> np.ndarray:
@@ -280,7 +298,9 @@ class OnlineLearner(ABC):
         with np.errstate(over="ignore", invalid="ignore"):
             loss = float(err @ err)  # the loss, as the batch path checks it: ||err||^2 may
         if not np.isfinite(loss):    # overflow while err itself is finite
-            raise LearnerDivergedError(self.n_updates_, type(self).__name__)
+            raise LearnerDivergedError(self.n_updates_, type(self).__name__,
+                                       huge_stream_cause(self.n_updates_,
+                                                         **{"u's features": x, "y": y_t}))
         if self._learns and x.shape[0]:
             eta = self.step_sizes(1, self.n_updates_)[0]
             M = self.coef_ - 2.0 * eta * err[None, :, None] * x[:, None, :]
@@ -375,7 +395,8 @@ class OnlineLearner(ABC):
         loss = np.empty(n)
         bad = ogd_loop(X, base, y, lr, self._r, M, pred, loss)
         if bad >= 0:
-            raise LearnerDivergedError(bad, type(self).__name__)
+            raise LearnerDivergedError(bad, type(self).__name__,
+                                       huge_stream_cause(bad, u=u[:bad + 1], y=y[:bad + 1]))
         self.coef_ = M
         self.losses_ = loss
         # leave the streaming state at the end of the stream

@@ -24,19 +24,21 @@ from .._repr import compact_repr
 from .._typing import ArrayLike
 from .._validation import as_float_array, check_int, check_real
 from ._hindsight import AugmentedQR, solve_block_ball_lsq
-from .learners import BestInHindsight, OnlineLearner, _as_streams
+from .learners import BestInHindsight, OnlineLearner, _as_streams, _SpectralBase
 
 __all__ = ["cumulative_loss", "RegretCurve", "asymmetric_regret", "LogLogFit", "loglog_slope",
            "regret_grid"]
 
 
 def cumulative_loss(losses) -> np.ndarray:
-    """Running sum  L_t = sum_{s <= t} l_s  of per-step losses (shape preserved)."""
-    arr = np.asarray(losses, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"losses must be 1-D, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("losses must be finite")
+    """Running sum  L_t = sum_{s <= t} l_s  of per-step losses (shape preserved).
+
+    ``losses`` must be a non-empty 1-D array of finite numbers (``ValueError``/``TypeError``
+    naming it otherwise: an empty stream has no cumulative loss to report)."""
+    arr = as_float_array("losses", losses, ndim=1)
+    if arr.size == 0:
+        raise ValueError("losses must hold at least one per-step loss, got an empty array "
+                         "(a stream of length 0 has no cumulative loss)")
     return np.cumsum(arr)
 
 
@@ -44,7 +46,7 @@ def regret_grid(n: int, n_points: int = 32, start: int = 1) -> np.ndarray:
     """Geometric grid of horizons in [start, n] (integers, unique, always containing n)."""
     n = check_int("n", n, 1)
     n_points = check_int("n_points", n_points, 2)
-    start = min(max(int(start), 1), n)
+    start = check_int("start", start, 1, n)
     g = np.unique(np.round(np.geomspace(start, n, n_points)).astype(int))
     return g if g[-1] == n else np.r_[g, n]
 
@@ -116,7 +118,7 @@ def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
 
     Parameters
     ----------
-    learner : SpectralFiltering or SpectralFilteringAR2 (or LastValue)
+    learner : SpectralFiltering or SpectralFilteringAR2
         The algorithm A(L'); its context is L'.  Run with ``fit_predict`` on (u, y) unless
         ``losses`` are given.
     u, y : array_like, shape (n, d_in), (n, d_out)
@@ -138,6 +140,12 @@ def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
         raise TypeError(f"learner must be an OnlineLearner instance (SpectralFiltering, "
                         f"SpectralFilteringAR2, LastValue, ...), got {type(learner).__name__} "
                         f"{learner!r}")
+    if not isinstance(learner, _SpectralBase):
+        raise TypeError(f"learner must be SpectralFiltering or SpectralFilteringAR2, whose "
+                        f"predictor class Pi_L (spectral features with context L) is the "
+                        f"comparator of the asymmetric regret; {type(learner).__name__} has no "
+                        f"such class (nothing to regret against). Compare its losses with "
+                        f"cumulative_loss(learner.losses_) after learner.fit_predict(u, y)")
     n_points = check_int("n_points", n_points, 2)
     tol = check_real("tol", tol, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     if radius is not None:
@@ -165,7 +173,7 @@ def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
     d_out = y.shape[1]
     p = m * d_in
     if t_grid is None:
-        t_grid = regret_grid(n, n_points, start=max(2 * p, 8))
+        t_grid = regret_grid(n, n_points, start=min(max(2 * p, 8), n))
     t_grid = _integer_grid(t_grid, n)
     D = X.reshape(n, p)
     Z = y - base

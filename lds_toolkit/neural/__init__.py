@@ -13,8 +13,9 @@ The loop is :mod:`lds_toolkit.neural.training`; its parts live beside it in
 :mod:`~lds_toolkit.neural.training_config` (config, plateau rule, schedule),
 :mod:`~lds_toolkit.neural.batching` (tensors and batch order),
 :mod:`~lds_toolkit.neural.evaluation` (loss, predict, evaluate),
-:mod:`~lds_toolkit.neural.checkpoints` (format, save, load) and
-:mod:`~lds_toolkit.neural.runtime` (device, threads).
+:mod:`~lds_toolkit.neural.checkpoints` (format, save, load),
+:mod:`~lds_toolkit.neural.divergence` (the steps' numbers read from the device, the
+divergence rule) and :mod:`~lds_toolkit.neural.runtime` (device, threads, precision).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU, LDSFit
 from .training import (
     CheckpointError,
+    CheckpointWarning,
     Plateau,
     TrainConfig,
     TrainingDivergedError,
@@ -71,6 +73,7 @@ __all__ = [
     "input_checks_enabled",
     "set_input_checks",
     "CheckpointError",
+    "CheckpointWarning",
     "Plateau",
     "TrainConfig",
     "TrainResult",

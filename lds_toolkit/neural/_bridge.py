@@ -101,6 +101,11 @@ def s4_form(obj, owner: str):
     recursion: an :class:`S4Recursion` as it is, a discrete LDS / ``control.StateSpace`` (the
     standard recursion, what ``to_lds()`` exports) through :meth:`S4Recursion.from_lds`, a
     continuous one unchanged."""
+    if getattr(obj, "dt", None) is True:  # python-control's "discrete, step unspecified"
+        raise ValueError(f"{owner}: system has dt=True (discrete, sample time unspecified); "
+                         "from_lds reads one sample per layer step and to_lds() gives it back "
+                         "with dt=1.0, so state that step: pass system.with_matrices(dt=1.0) "
+                         "(a control.StateSpace: control.ss(system, dt=1.0))")
     if isinstance(obj, S4Recursion):
         return LDS(obj.A_bar, obj.B_bar, obj.C, obj.D, dt=obj.dt)
     system = as_lds(obj)

@@ -43,6 +43,7 @@ from ._validation import (
     check_sequence,
     check_step_input,
     make_dropout,
+    values_checked,
     watch_outputs,
 )
 
@@ -241,7 +242,10 @@ class Block(nn.Module):
         return cast_call(norm, x + self.drop(fn(x)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_sequence(x, self.d_model, type(self).__name__)
+        # compiled (train(compile=True), whose data are checked once): no check here, whose
+        # context-variable read would break the graph
+        if not torch.compiler.is_compiling():
+            check_sequence(x, self.d_model, type(self).__name__)
         x = self._sub(x, self.layer, self.norm1)
         if self.mlp is not None:
             x = self._sub(x, self.mlp, self.norm2)
@@ -306,6 +310,14 @@ class SequenceModel(nn.Module):
     tie_embeddings : share the embedding matrix with the head (needs d_output == vocab_size).
     norm, prenorm, mlp_ratio, activation, dropout : as :class:`Block`.
     seed : int, torch.Generator or None; seeds every parameter of the model.
+
+    Notes
+    -----
+    Token ids outside ``[0, vocab_size)`` are refused with a ``ValueError`` naming the range
+    found, at the cost of one device-to-host read per call. The check follows
+    :func:`~lds_toolkit.neural.input_checks` and is skipped inside ``torch.compile``:
+    :func:`~lds_toolkit.neural.training.train` checks its data's ids once, on the host, and
+    trains with the per-call checks off.
     """
 
     def __init__(
@@ -373,14 +385,19 @@ class SequenceModel(nn.Module):
                 raise ValueError(
                     f"{name}: token input must have shape {shape}, got {tuple(x.shape)}"
                 )
-            if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.vocab_size):
-                raise ValueError(
-                    f"{name}: token ids must lie in [0, {self.vocab_size}), got "
-                    f"[{int(x.min())}, {int(x.max())}]"
-                )
+            if values_checked(x):  # not while compiling, on meta or with the checks off
+                # one device-to-host read; train() checks its data once and switches this off
+                lo, hi = torch.stack(torch.aminmax(x)).tolist()
+                if lo < 0 or hi >= self.vocab_size:
+                    raise ValueError(
+                        f"{name}: token ids must lie in [0, {self.vocab_size}), got "
+                        f"[{lo}, {hi}]"
+                    )
             return self.encoder(x)
         d_in = self.d_input if self.d_input is not None else self.d_model
-        if step:
+        if torch.compiler.is_compiling():
+            pass  # compiled: shapes are guarded by the graph, values checked by train()
+        elif step:
             check_step_input(x, d_in, name)
         else:
             check_sequence(x, d_in, name)

@@ -9,7 +9,12 @@ output channels. Accuracy (classification) and the evaluation loss are taken ove
 
 Checks. :func:`predict` and :func:`evaluate` refuse a model whose parameters hold NaN or inf
 (:func:`non_finite_parameter` names the first); :func:`_check_finite_data` refuses NaN/inf
-inputs or targets; :func:`_check_model_output` refuses an output of the wrong shape.
+inputs or targets and :func:`_check_token_range` token ids the model cannot embed, once per
+call, on the host; :func:`_check_model_output` refuses an output of the wrong shape.
+
+Precision. Both compute under :func:`~lds_toolkit.neural.runtime.precision` (``"fp32"``,
+``"tf32"`` or ``"bf16"``; float32 by default); the loss and the outputs returned are float32
+or wider.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from .._validation import check_finite, check_int
+from ._call_checks import check_model_takes, check_positions
 from ._validation import input_checks
 from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
-from .runtime import resolve_device
+from .runtime import check_precision, resolve_device
+from .runtime import precision as compute_in
 from .tasks import IGNORE_INDEX, SequenceTask
 
 
@@ -76,8 +83,9 @@ def _require_finite_parameters(model: nn.Module, what: str) -> None:
 
 @torch.no_grad()
 def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-            device: str | torch.device | None = None) -> np.ndarray:
-    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad).
+            device: str | torch.device | None = None, precision: str = "fp32") -> np.ndarray:
+    """Model outputs for every sequence of ``data`` as a numpy array (eval mode, no grad), in
+    float32 (computed in ``precision``, see the module docstring).
 
     Raises ``ValueError`` naming the parameter when the model holds NaN or inf parameters
     or naming the first NaN/inf entry of the data, ``FloatingPointError`` naming the first
@@ -85,15 +93,19 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     not a module, data that are not a :class:`SequenceTask` or a ``batch_size`` below 1.
     """
     batch_size = _check_call(model, data, batch_size, "predict")
+    check_precision(precision, "predict: precision")
     _require_finite_parameters(model, "predict")
     _check_finite_data(data, "data")
+    check_model_takes(model, data, "predict")
+    _check_token_range(model, data, "data")
     dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
     model.eval()
     try:
         outs = []
-        with input_checks(False):  # the data are checked above, the outputs below
+        # the data are checked above, the outputs below
+        with input_checks(False), compute_in(precision, dev):
             for i in range(0, len(data), batch_size):
                 outs.append(model(tens.inputs[i:i + batch_size].to(dev)).float().cpu())
     finally:
@@ -110,8 +122,10 @@ def predict(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
 
 @torch.no_grad()
 def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
-             device: str | torch.device | None = None, crop: bool = False) -> dict[str, float]:
-    """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression).
+             device: str | torch.device | None = None, crop: bool = False,
+             precision: str = "fp32") -> dict[str, float]:
+    """Loss and accuracy over ``data.eval_mask`` (accuracy NaN for regression), the model
+    computed in ``precision`` (see the module docstring).
 
     The loss is the mean over all scored positions of the whole set (not a mean of batch
     means). ``crop`` (causal models only): batches of sequences sorted by scored length, each
@@ -123,8 +137,12 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
     batch_size = _check_call(model, data, batch_size, "evaluate")
     if not isinstance(crop, bool):
         raise TypeError(f"evaluate: crop must be True or False, got {crop!r}")
+    check_precision(precision, "evaluate: precision")
     _require_finite_parameters(model, "evaluate")
     _check_finite_data(data, "data")  # a NaN target would make the loss NaN, silently
+    check_positions(data, "eval_mask", "evaluate")  # none scored: a NaN loss, silently
+    check_model_takes(model, data, "evaluate")
+    _check_token_range(model, data, "data")
     dev = resolve_device(device) if device is not None else _model_device(model)
     tens = as_tensors(data, dtype=_param_dtype(model))
     was_training = model.training
@@ -142,7 +160,8 @@ def evaluate(model: nn.Module, data: SequenceTask, *, batch_size: int = 64,
                 sl, cut = slice(i, i + batch_size), tens.inputs.shape[1]
             x, y, m = (tens.inputs[sl][:, :cut].to(dev), tens.targets[sl][:, :cut].to(dev),
                        tens.eval_mask[sl][:, :cut].to(dev))
-            out = model(x)
+            with compute_in(precision, dev):
+                out = model(x)
             if i == 0:
                 _check_model_output(out, data, _Tensors(x, y, m, m))
             n_pos = int(m.sum())
@@ -187,3 +206,17 @@ def _check_finite_data(data: SequenceTask, name: str) -> None:
         arr = getattr(data, field_name)
         if np.issubdtype(arr.dtype, np.floating):
             check_finite(f"{name}.{field_name}", arr)
+
+
+def _check_token_range(model: nn.Module, data: SequenceTask, name: str) -> None:
+    """``ValueError`` when ``data`` holds token ids outside ``[0, model.vocab_size)`` (for a
+    model with an integer ``vocab_size``, such as :class:`~lds_toolkit.neural.SequenceModel`
+    built for tokens): checked once on the host, so that no forward pass needs to."""
+    vocab = getattr(model, "vocab_size", None)
+    if (data.vocab_size is None or isinstance(vocab, bool) or not isinstance(vocab, int)
+            or not data.inputs.size or not np.issubdtype(data.inputs.dtype, np.integer)):
+        return
+    lo, hi = int(data.inputs.min()), int(data.inputs.max())
+    if lo < 0 or hi >= vocab:
+        raise ValueError(f"{name}.inputs holds token ids from {lo} to {hi}, but the model "
+                         f"embeds ids in [0, {vocab}) (its vocab_size is {vocab})")

@@ -1,8 +1,11 @@
-"""Where training and evaluation run: the device and torch's intra-op thread count.
+"""Where and how training and evaluation run: the device, torch's intra-op thread count and
+the arithmetic precision.
 
 :func:`resolve_device` turns a device setting (``"auto"``, ``"cpu"``, ``"cuda:1"``, ...) into
 a :class:`torch.device`, refusing CUDA where there is none; :func:`torch_threads` sets the
-thread count for the duration of a ``with`` block and restores it afterwards.
+thread count for the duration of a ``with`` block and restores it afterwards;
+:func:`precision` computes a block in float32, TF32 or bfloat16 (see :data:`PRECISIONS`),
+again restoring every setting it changes on exit.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import torch
 
 #: Device types training and evaluation accept (when the machine has them).
 DEVICE_TYPES = ("cpu", "cuda", "mps")
+#: Arithmetic of training and evaluation (:func:`precision`).
+PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 def _available(kind: str) -> bool:
@@ -72,3 +77,45 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(old)
+
+
+def check_precision(value, name: str = "precision") -> str:
+    """``value`` if it is one of :data:`PRECISIONS`, else ``ValueError`` naming ``name``."""
+    if value not in PRECISIONS:
+        raise ValueError(f"{name} must be one of {PRECISIONS}, got {value!r}")
+    return value
+
+
+@contextlib.contextmanager
+def precision(kind: str, device: str | torch.device):
+    """Compute the block in the arithmetic ``kind`` on ``device``; parameters stay as they are.
+
+    * ``"fp32"``: nothing changes (float32 models compute in float32).
+    * ``"tf32"``: on CUDA, float32 matrix products on TF32 tensor cores
+      (``torch.set_float32_matmul_precision("high")``, the previous setting restored on
+      exit). Elsewhere (CPU, MPS) there are no TF32 units: the block computes in float32,
+      exactly as ``"fp32"``.
+    * ``"bf16"``: ``torch.autocast(device.type, dtype=torch.bfloat16)`` on the device (CPU
+      or CUDA): autocast's list of operations (matrix products, linear layers) run in
+      bfloat16 while the parameters, their gradients and the optimizer state stay float32
+      ("master weights"); the layers keep what needs float32 (kernels, FFTs, softmax
+      statistics) in float32 themselves.
+
+    A library changes no global state: the only process-wide setting touched (TF32's
+    matmul precision) is restored on exit, also after an exception.
+    """
+    check_precision(kind)
+    dev = torch.device(device)
+    if kind == "bf16":
+        with torch.autocast(dev.type, dtype=torch.bfloat16):
+            yield
+        return
+    if kind == "tf32" and dev.type == "cuda":
+        old = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")
+        try:
+            yield
+        finally:
+            torch.set_float32_matmul_precision(old)
+        return
+    yield

@@ -207,11 +207,15 @@ class STU(nn.Module):
         if filters is None:
             return shared_filters(self.seq_len, self.num_filters, self.filter_kind)
         try:
-            sigma, phi = filters
-            sigma = np.asarray(sigma, dtype=np.float64)
-            phi = np.asarray(phi, dtype=np.float64)
+            sigma, phi = (np.asarray(f) for f in filters)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name}: filters must be a pair (sigma, phi) of arrays") from exc
+        for label, arr in (("sigma", sigma), ("phi", phi)):
+            if arr.dtype.kind != "f":  # integers would be eigenpairs rounded to nothing
+                raise TypeError(f"{name}: filters must be float arrays (sigma, phi) as "
+                                f"spectral_filters returns them, got {label} of dtype "
+                                f"{arr.dtype}")
+        sigma, phi = sigma.astype(np.float64), phi.astype(np.float64)
         if sigma.shape != (self.num_filters,) or phi.shape != (self.seq_len, self.num_filters):
             raise ValueError(
                 f"{name}: filters must have shapes sigma ({self.num_filters},) and phi "

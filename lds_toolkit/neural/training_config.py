@@ -20,16 +20,28 @@ import numpy as np
 import torch
 
 from .._validation import check_int, check_real
+from .runtime import check_precision
 
 SCHEDULES = ("constant", "cosine")
 ON_DIVERGENCE = ("stop", "raise")
 PLATEAU_METRICS = ("loss", "accuracy")
-#: Fields of :class:`TrainConfig` that may change between a run and its resumption.
+#: What :func:`~lds_toolkit.neural.training.train` does with a checkpoint it cannot use.
+BAD_CHECKPOINT = ("raise", "restart")
+#: Keyword arguments of ``torch.compile`` that ``TrainConfig.compile`` may set.
+COMPILE_OPTIONS = ("backend", "mode", "dynamic", "fullgraph", "options")
+#: Fields of :class:`TrainConfig` that may change between a run and its resumption (they
+#: change how the run is executed or stopped, not its trajectory; ``compile`` and ``device``
+#: change only the round-off).
 _RESUMABLE_FIELDS = ("steps", "progress", "checkpoint_every", "eval_every", "eval_batch_size",
-                     "target_accuracy", "plateau", "threads", "device", "on_divergence")
+                     "target_accuracy", "plateau", "threads", "device", "on_divergence",
+                     "log_every", "checkpoint_seconds", "checkpoint_tag", "bad_checkpoint",
+                     "deadline", "compile")
 #: Fields left out of the fingerprint while None, so checkpoints written before they existed
 #: still resume.
 _OPTIONAL_FIELDS = ("ssm_lr", "ssm_weight_decay")
+#: Fields left out of the fingerprint while at these values (the behaviour before they
+#: existed), for the same reason.
+_DEFAULT_OMITTED = {"precision": "fp32", "length_multiple": 1}
 
 
 @dataclass(frozen=True)
@@ -245,8 +257,46 @@ class TrainConfig:
         File to save checkpoints to and resume from.
     checkpoint_every : int
         Save every this many steps (0: only at the end and on interruption).
+    checkpoint_seconds : float or None
+        Also save once this many seconds of wall time have passed since the last save (or
+        the start): the bound on the work a killed process loses. None: no time-based saves.
+    checkpoint_tag : str or None
+        Recorded in every checkpoint; a checkpoint carrying another tag is refused as stale
+        (the experiment runner tags a task's checkpoints with the task and the code version).
+    bad_checkpoint : {"raise", "restart"}
+        A checkpoint that cannot be used (corrupted, foreign, stale, of other settings):
+        raise :class:`~lds_toolkit.neural.checkpoints.CheckpointError`, or warn
+        (:class:`~lds_toolkit.neural.checkpoints.CheckpointWarning`) and train from step 0
+        (the file is overwritten by the next save).
     resume : bool
         Continue from ``checkpoint`` when it exists.
+    deadline : float or None
+        Wall-clock time (``time.time()``) at which training saves a checkpoint (when one is
+        configured) and raises :class:`~lds_toolkit._budget.TimeBudgetReached`; checked
+        between steps. The same call resumes.
+    precision : {"fp32", "tf32", "bf16"}
+        Arithmetic of the forward pass and the loss (:func:`~lds_toolkit.neural.runtime.\
+precision`): float32; TF32 matrix products on CUDA (float32 elsewhere: there is no TF32 on a
+        CPU); or bfloat16 autocast on the model's device with float32 master weights.
+    compile : bool or dict
+        Train through ``torch.compile(model)`` (the parameters are shared; evaluation runs
+        the model as it is). True: ``mode="reduce-overhead"`` (CUDA graphs) on CUDA, the default
+        mode elsewhere; a dict: the keyword arguments of ``torch.compile`` (``backend``,
+        ``mode``, ``dynamic``, ``fullgraph``, ``options``). Static shapes keep compiled
+        graphs and CUDA graphs reusable: see ``length_multiple``.
+    length_multiple : int
+        With ``crop``, round each batch's cut up to a multiple of this (1: cut right after
+        the last scored position), so that the batches take a few distinct lengths; exact
+        for causal models (the scored outputs never see the extra padding), except that
+        batch statistics (``norm="batch"``) then include it.
+    log_every : int
+        Read the step's numbers (loss, gradient norm, accuracy) from the device every this
+        many steps, in one transfer: the steps in between run without waiting for the device.
+        The history still has every step, the callback is called for each step at the
+        reading (in order), and a divergence is reported with the step where it happened;
+        with ``log_every > 1`` it is found at the next reading, and the updates of the steps
+        in between were applied (1: every step is read before its update, which a bad step
+        never gets). Steps that evaluate, checkpoint or stop are always read.
     progress : bool
         Show a tqdm progress bar.
     """
@@ -275,7 +325,15 @@ class TrainConfig:
     threads: int | None = None
     checkpoint: str | Path | None = None
     checkpoint_every: int = 0
+    checkpoint_seconds: float | None = None
+    checkpoint_tag: str | None = None
+    bad_checkpoint: str = "raise"
     resume: bool = True
+    deadline: float | None = None
+    precision: str = "fp32"
+    compile: bool | dict = False
+    length_multiple: int = 1
+    log_every: int = 1
     progress: bool = False
 
     def __post_init__(self):
@@ -283,7 +341,8 @@ class TrainConfig:
             check_int(f"TrainConfig.{name}", getattr(self, name), minimum)
 
         for name, minimum in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("eval_every", 0),
-                              ("checkpoint_every", 0), ("seed", 0), ("bucket", 0)):
+                              ("checkpoint_every", 0), ("seed", 0), ("bucket", 0),
+                              ("length_multiple", 1), ("log_every", 1)):
             need_int(name, minimum)
         if self.eval_batch_size is not None:
             need_int("eval_batch_size", 1)
@@ -302,12 +361,20 @@ class TrainConfig:
         need_real("grad_clip", optional=True, low=0.0, low_inclusive=False)
         need_real("divergence_factor", optional=True, low=1.0, low_inclusive=False)
         need_real("target_accuracy", optional=True, low=0.0, high=1.0, low_inclusive=False)
+        need_real("checkpoint_seconds", optional=True, low=0.0)
+        need_real("deadline", optional=True)
+        check_precision(self.precision, "TrainConfig.precision")
+        self._check_compile()
+        if self.checkpoint_tag is not None and not isinstance(self.checkpoint_tag, str):
+            raise TypeError(f"TrainConfig.checkpoint_tag must be a string or None, got "
+                            f"{type(self.checkpoint_tag).__name__} {self.checkpoint_tag!r}")
         if not (isinstance(self.betas, tuple | list) and len(self.betas) == 2):
             raise TypeError(f"TrainConfig.betas must be two numbers in [0, 1), got "
                             f"{self.betas!r}")
         for i, b in enumerate(self.betas):
             check_real(f"TrainConfig.betas[{i}]", b, low=0.0, high=1.0, high_inclusive=False)
-        for name, choices in (("schedule", SCHEDULES), ("on_divergence", ON_DIVERGENCE)):
+        for name, choices in (("schedule", SCHEDULES), ("on_divergence", ON_DIVERGENCE),
+                              ("bad_checkpoint", BAD_CHECKPOINT)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"TrainConfig.{name} must be one of {choices}, "
                                  f"got {getattr(self, name)!r}")
@@ -325,11 +392,33 @@ class TrainConfig:
             raise TypeError(f"TrainConfig.plateau must be a Plateau or None, "
                             f"got {type(self.plateau).__name__}")
 
+    def _check_compile(self) -> None:
+        value = self.compile
+        if isinstance(value, bool):
+            return
+        if not isinstance(value, dict):
+            raise TypeError(f"TrainConfig.compile must be True, False or a dict of "
+                            f"torch.compile arguments, got {type(value).__name__} {value!r}")
+        unknown = sorted(set(value) - set(COMPILE_OPTIONS))
+        if unknown:
+            raise ValueError(f"TrainConfig.compile: unknown torch.compile arguments {unknown}; "
+                             f"allowed: {COMPILE_OPTIONS}")
+
+    def compile_options(self, device: torch.device) -> dict | None:
+        """The keyword arguments ``train`` passes to ``torch.compile`` on ``device`` (None:
+        no compilation)."""
+        if self.compile is False:
+            return None
+        if self.compile is True:
+            return {"mode": "reduce-overhead"} if device.type == "cuda" else {}
+        return dict(self.compile)
+
     def fingerprint(self) -> str:
         """Hash of the fields that define the training trajectory (checked on resume)."""
         d = {k: v for k, v in asdict(self).items()
              if k not in _RESUMABLE_FIELDS + ("checkpoint", "resume")
-             and not (k in _OPTIONAL_FIELDS and v is None)}
+             and not (k in _OPTIONAL_FIELDS and v is None)
+             and not (k in _DEFAULT_OMITTED and v == _DEFAULT_OMITTED[k])}
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.signal
 
-from .._validation import check_choice, check_finite_result, check_real
+from .._validation import as_matrix, as_square, check_choice, check_finite_result, check_real
 
 #: Every ``method=`` of :func:`~lds_toolkit.systems.discretize`: python-control's
 #: (``sample_system``/``c2d``) and S4's bilinear recursion in a standard realisation.
@@ -28,7 +28,20 @@ GBT_ALPHA = {"euler": 0.0, "bilinear": 0.5, "tustin": 0.5, "backward_diff": 1.0}
 def zoh_matrices(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """(A_d, B_d) of the zero-order hold, from one matrix exponential of [[A, B], [0, 0]]·dt.
 
-    ``ValueError`` naming ``dt`` when e^{A dt} overflows float64."""
+    ``A`` (n, n) and ``B`` (n, m) finite real matrices and ``dt`` a finite step > 0, else
+    ``ValueError``/``TypeError`` naming the argument; ``ValueError`` naming ``dt`` when
+    e^{A dt} overflows float64."""
+    A = as_square("A", A)
+    B = as_matrix("B", B)
+    if B.shape[0] != A.shape[0]:
+        raise ValueError(f"B must have shape ({A.shape[0]}, m) to match A {A.shape}, got "
+                         f"{B.shape}")
+    dt = check_real("dt", dt, low=0.0, low_inclusive=False)
+    return zoh_checked(A, B, dt)
+
+
+def zoh_checked(A: np.ndarray, B: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`zoh_matrices` of arguments already checked (a system's matrices, a step > 0)."""
     n, m = B.shape
     block = np.zeros((n + m, n + m))
     with np.errstate(over="ignore", invalid="ignore"):
@@ -158,7 +171,7 @@ def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarr
     check_choice("method", method, METHODS)
     a, step = _options(method, dt, alpha, prewarp_frequency)
     if method == "zoh":
-        Ad, Bd = zoh_matrices(A, B, dt)
+        Ad, Bd = zoh_checked(A, B, dt)
         return Ad, Bd, C, D
     if method == "matched":
         return _matched(A, B, C, D, dt)

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 
 from .._repr import compact_repr
+from .._validation import as_square
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -65,8 +66,10 @@ def modal_form(A: np.ndarray) -> ModalForm:
     """Eigen-decomposition of A for the modal path (eigh for symmetric A).
 
     Symmetry is tested exactly (``A == A.T``) so that a nearly symmetric A is not silently
-    symmetrised.
+    symmetrised. ``A`` must be a finite real square matrix (``ValueError``/``TypeError``
+    naming ``A`` otherwise).
     """
+    A = as_square("A", A)
     if np.array_equal(A, A.T):
         lam, V = scipy.linalg.eigh(A)
         return ModalForm(lam, V, V.T, 1.0, True)

@@ -29,12 +29,15 @@ response's energy. For a scalar system ``(a, b, c, 0)`` with ``0 < |a| < 1``,
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 
+from .. import _validation
 from .._repr import compact_repr
+from .._safe_files import human_bytes
 from .._validation import check_real
 from .lds import LDS, require_discrete
 from .regions import EigenvalueRegions, eigenvalue_regions
@@ -281,4 +284,29 @@ def memory_length(system: LDS, eps: float = 1e-3) -> MemoryLength:
         if tail(Y) > threshold:
             ell, X = ell + 2**k, Y
     last = tail(A @ X)  # tail(ell + 1) <= threshold
+    _warn_if_unresolved(radius, eps, ell + 1, A.shape[0])
     return MemoryLength(ell + 1, eps, total, last / total, radius)
+
+
+def _warn_if_unresolved(radius: float, eps: float, length: int, n: int) -> None:
+    """Warn when the memory is beyond every horizon this machine can represent: ``ℓ_ε`` steps
+    of even one float64 channel would not fit in its memory, or ρ(A) is so close to 1 that the
+    Gramian's energies (relative error about ``n ε_mach / (1 - ρ²)``) cannot resolve the tail
+    fraction ``eps`` (ℓ_ε is then uncertain too)."""
+    error = n * np.finfo(float).eps / (1.0 - radius * radius)
+    total = _validation.memory_bytes()
+    too_long = total is not None and 8.0 * length > total
+    if not (too_long or error > eps):
+        return
+    why = []
+    if too_long:
+        why.append(f"a stream that long needs {human_bytes(8.0 * length)} for one float64 "
+                   f"channel, more than this machine's {human_bytes(total)} of memory")
+    if error > eps:
+        why.append(f"the impulse-response energies carry a relative error of about "
+                   f"{error:.2g} (n eps / (1 - ρ²)), above the tail fraction eps = {eps:g}, "
+                   "so the length itself is uncertain")
+    warnings.warn(f"memory_length: ρ(A) = {radius!r} is {1.0 - radius:.3g} from 1 and the "
+                  f"memory ℓ_ε = {length:.4g} steps is beyond any horizon that can be "
+                  f"represented here: {'; '.join(why)}. Read it as 'longer than any stream of "
+                  "interest'", RuntimeWarning, stacklevel=3)

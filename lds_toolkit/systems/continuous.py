@@ -29,9 +29,9 @@ from .._threads import one_thread
 from .._typing import ArrayLike
 from .._validation import as_float_array, check_choice, check_real
 from ._cores import norm_exceeds, squared_limit
+from ._discretization import zoh_checked
 from ._modal_continuous import run_varying
 from ._paths import MODAL_FORCED_MAX_COND, Diverged
-from .discretize import zoh_matrices
 from .lds import LDS, as_state_vector, require_continuous
 from .simulate import (
     DEFAULT_MAX_STATE_NORM,
@@ -39,6 +39,7 @@ from .simulate import (
     METHODS,
     SimulationDivergedError,
     SimulationResult,
+    huge_input_cause,
     simulate,
 )
 
@@ -116,7 +117,7 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     if h.size and np.allclose(h, h[0], rtol=1e-13, atol=0.0):
         # uniform grid: one ZOH discretisation and the (modal when possible) discrete core,
         # over the K-1 transitions t_0 -> t_{K-1}
-        Ad, Bd = zoh_matrices(system.A, system.B, float(h[0]))
+        Ad, Bd = zoh_checked(system.A, system.B, float(h[0]))
         disc = LDS(Ad, Bd, system.C, system.D, dt=float(h[0]))
         res = simulate(disc, u[..., :-1, :], x0, max_state_norm=bound, method=method,
                        rtol=rtol)
@@ -155,18 +156,20 @@ def simulate_continuous(system: LDS, t: ArrayLike, u: ArrayLike, x0: ArrayLike |
     Gam = np.empty((h.size, n, d_in))
     unique, inverse = np.unique(h, return_inverse=True)
     for j, hj in enumerate(unique):
-        P, G = zoh_matrices(system.A, system.B, float(hj))
+        P, G = zoh_checked(system.A, system.B, float(hj))
         Phi[inverse == j] = P
         Gam[inverse == j] = G
     states, y, bad_b, bad_k = _varying_core(Phi, Gam, system.C, system.D, ub, x0b, bound)
     if bad_b >= 0:
-        _raise_diverged(bad_b, bad_k, batch_shape, bound)
+        step = min(bad_k, Gam.shape[0] - 1)  # the input held over the step that overflowed
+        cause = huge_input_cause(Gam[step], ub[bad_b, step], bound, step)
+        _raise_diverged(bad_b, bad_k, batch_shape, bound, cause)
     states = states.reshape(batch_shape + states.shape[1:])
     return SimulationResult(y=y.reshape(batch_shape + y.shape[1:]), x=states,
                             final_state=states[..., -1, :], method="dense", t=t, u=u,
                             certificate=cert, names=system.names())
 
 
-def _raise_diverged(bad_b, bad_k, batch_shape, bound):
+def _raise_diverged(bad_b, bad_k, batch_shape, bound, cause=None):
     idx = np.unravel_index(bad_b, batch_shape) if batch_shape else ()
-    raise SimulationDivergedError(bad_k, idx, bound)
+    raise SimulationDivergedError(bad_k, idx, bound, cause)

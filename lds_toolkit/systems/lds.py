@@ -47,14 +47,16 @@ from numbers import Real
 import control
 import numpy as np
 
+from .._signal_names import SignalNames, check_signal_names, check_system_name
 from .._typing import ArrayLike
 from .._validation import as_float_array, as_matrix, as_square, check_choice, check_real
 from ._discretization import discretize_matrices, sample_time
+from ._frozen import frozen
 
 #: Attributes that cannot change after construction (python-control may write an equal value).
 _FROZEN = frozenset({"A", "B", "C", "D", "dt"})
-#: Signal names as python-control takes them: a list of names, one name, or a count.
-SignalNames = list[str] | str | int | None
+#: Keywords of :meth:`LDS.with_matrices`.
+_WITH_KEYS = ("A", "B", "C", "D", "dt", "inputs", "outputs", "states", "name")
 #: Values of ``convention=`` of :meth:`LDS.impulse_response`.
 IMPULSE_CONVENTIONS = ("toolkit", "control")
 
@@ -127,22 +129,20 @@ class LDS(control.StateSpace):
         else:
             D = as_matrix("D", D, shape=(C.shape[0], B.shape[1]))
         dt = timebase(dt)
-        frozen = {}
-        for key, arr in (("A", A), ("B", B), ("C", C), ("D", D)):
-            # own copy: validation returns the caller's array when it is already float64,
-            # and freezing that would make the caller's array read-only (and sharing it
-            # would let later edits change the system)
-            arr = np.array(arr, dtype=np.float64, copy=True)
-            arr.setflags(write=False)
-            frozen[key] = arr
+        # own read-only copies (validation returns the caller's array when it is already
+        # float64; freezing that would make the caller's array read-only, and sharing it would
+        # let later edits change the system), refusing in-place edits with a clear message
+        frozen_arrays = {key: frozen(key, arr) for key, arr in (("A", A), ("B", B), ("C", C),
+                                                                ("D", D))}
         names = {"inputs": inputs, "outputs": outputs, "states": states, "name": name}
         for key, count, what in (("inputs", B.shape[1], "columns of B"),
                                  ("outputs", C.shape[0], "rows of C"), ("states", n, "A's size")):
-            _check_names(key, names[key], count, what)
+            check_signal_names(key, names[key], count, what)
+        check_system_name(name)
         given = {k: v for k, v in names.items() if v is not None}
-        super().__init__(frozen["A"], frozen["B"], frozen["C"], frozen["D"], dt,
-                         remove_useless_states=False, **given)
-        for key, arr in frozen.items():  # python-control's constructor made its own copies
+        super().__init__(frozen_arrays["A"], frozen_arrays["B"], frozen_arrays["C"],
+                         frozen_arrays["D"], dt, remove_useless_states=False, **given)
+        for key, arr in frozen_arrays.items():  # python-control's constructor made its own copies
             object.__setattr__(self, key, arr)
         object.__setattr__(self, "_lds_frozen", True)
 
@@ -274,7 +274,7 @@ class LDS(control.StateSpace):
         This overrides python-control's ``StateSpace.impulse_response()`` method (which returns
         a ``TimeResponseData``); ``control.impulse_response(sys)`` gives that one.
         """
-        from .._validation import check_positive_int
+        from .._validation import check_fits_in_memory, check_positive_int
 
         if length is None:
             raise TypeError("LDS.impulse_response(length) returns the first `length` Markov "
@@ -285,12 +285,17 @@ class LDS(control.StateSpace):
             raise ValueError("impulse_response needs a discrete system (dt = 0 here); "
                              "discretize it first, or use control.impulse_response(sys)")
         length = check_positive_int("length", length)
+        check_fits_in_memory("length", length, 8.0 * length * self.n_outputs * self.n_inputs,
+                             f"the (length, d_out={self.n_outputs}, d_in={self.n_inputs}) "
+                             "float64 Markov parameters")
         out = np.empty((length, self.n_outputs, self.n_inputs))
         out[0] = self.D
+        # plain ndarray views: a FrozenMatrix's products go through __array_ufunc__ (~2 us)
+        A, C = np.asarray(self.A), np.asarray(self.C)
         AkB = self.B.copy()
         for t in range(1, length):
-            out[t] = self.C @ AkB
-            AkB = self.A @ AkB
+            out[t] = C @ AkB
+            AkB = A @ AkB
         if convention == "control":
             out /= self.sample_time
         return out
@@ -336,9 +341,26 @@ class LDS(control.StateSpace):
     # --------------------------------------------------------------- misc
     def with_matrices(self, **changes) -> LDS:
         """A copy with some of A, B, C, D, dt (or the names) replaced; names whose signal
-        count no longer matches are reset to python-control's defaults."""
+        count no longer matches are reset to python-control's defaults.
+
+        The matrices are read-only (an LDS is immutable): this is how a system is changed.
+        When B or C changes the number of inputs or outputs and ``D`` is not given, a zero
+        ``D`` takes the new shape; a nonzero ``D`` must then be given with it."""
+        unknown = sorted(set(changes) - set(_WITH_KEYS))
+        if unknown:
+            raise TypeError(f"with_matrices got unknown keywords {unknown}; it takes "
+                            f"{', '.join(_WITH_KEYS)}")
         kw = {k: getattr(self, k) for k in ("A", "B", "C", "D", "dt")}
         kw.update({k: v for k, v in changes.items() if k in kw})
+        if "D" not in changes and np.ndim(kw["B"]) == 2 and np.ndim(kw["C"]) == 2:
+            shape = (np.shape(kw["C"])[0], np.shape(kw["B"])[1])
+            if shape != self.D.shape:
+                if np.any(self.D):
+                    raise ValueError(
+                        f"with_matrices: the new B and C give D the shape {shape}, but the "
+                        f"system's D {self.D.shape} is nonzero and cannot be carried over; "
+                        f"pass D of shape {shape} as well")
+                kw["D"] = None  # the constructor's zeros of the new shape
         names = self.names()
         sizes = {"inputs": ("B", 1), "outputs": ("C", 0), "states": ("A", 0)}
         for key, (mat, axis) in sizes.items():
@@ -369,19 +391,6 @@ class LDS(control.StateSpace):
             kind = f"discrete, dt={self.dt:g}"
         return (f"LDS(n={self.n_states}, d_in={self.n_inputs}, d_out={self.n_outputs}, "
                 f"{kind})")
-
-
-def _check_names(key: str, value, count: int, what: str) -> None:
-    """Signal names must be as many as the signals (python-control would report a matrix shape
-    mismatch instead)."""
-    if value is None or isinstance(value, int | np.integer) and not isinstance(value, bool):
-        got = count if value is None else int(value)
-    elif isinstance(value, str):
-        got = 1
-    else:
-        got = len(value)
-    if got != count:
-        raise ValueError(f"{key} must name the {count} {key} ({what}), got {got}: {value!r}")
 
 
 def sampled_name(name: str) -> str:

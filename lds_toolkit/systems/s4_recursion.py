@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from .._typing import ArrayLike
+from .._validation import as_matrix, as_square
 from .lds import LDS, as_lds, as_state_vector
 
 
@@ -62,8 +63,20 @@ class S4Recursion:
     dt: float | bool = 1.0
 
     def __post_init__(self):
-        # the same validation (shapes, finiteness, a discrete timebase) as an LDS
-        holder = LDS(self.A_bar, self.B_bar, self.C, self.D, dt=self.dt)
+        # the same validation (shapes, finiteness, a discrete timebase) as an LDS, with the
+        # fields' own names in the messages
+        A = as_square("A_bar", self.A_bar)
+        n = A.shape[0]
+        B = as_matrix("B_bar", self.B_bar)
+        if B.shape[0] != n:
+            raise ValueError(f"B_bar must have shape ({n}, d_in) to match A_bar {A.shape}, "
+                             f"got {B.shape}")
+        C = as_matrix("C", self.C)
+        if C.shape[1] != n:
+            raise ValueError(f"C must have shape (d_out, {n}) to match A_bar {A.shape}, got "
+                             f"{C.shape}")
+        D = None if self.D is None else as_matrix("D", self.D, shape=(C.shape[0], B.shape[1]))
+        holder = LDS(A, B, C, D, dt=self.dt)
         if not holder.is_discrete:
             raise ValueError(f"dt must be a sample time > 0 or True (the recursion is discrete), "
                              f"got {self.dt!r}")

@@ -119,15 +119,34 @@ class SimulationDivergedError(FloatingPointError):
         The bound on ||x||_2 that was exceeded.
     """
 
-    def __init__(self, step: int, batch_index: tuple, bound: float):
+    def __init__(self, step: int, batch_index: tuple, bound: float, cause: str | None = None):
         self.step = int(step)
         self.batch_index = tuple(int(i) for i in batch_index)
         self.bound = float(bound)
+        self.cause = cause
+        why = cause or ("the system is unstable over this horizon — shorten it or raise "
+                        "max_state_norm")
         super().__init__(
             f"simulation diverged: ||x|| exceeded {bound:g} (or became non-finite) at step "
-            f"t={self.step} (state x_{self.step + 1}), batch index {self.batch_index}; "
-            "the system is unstable over this horizon — shorten it or raise max_state_norm"
+            f"t={self.step} (state x_{self.step + 1}), batch index {self.batch_index}; {why}"
         )
+
+
+def huge_input_cause(B: np.ndarray, u_t: np.ndarray, bound: float, t: int,
+                     name: str = "u") -> str | None:
+    """Why a divergence at step ``t`` is the input's doing: ``||B u_t||`` alone beyond
+    ``bound`` (or not finite), so no state recursion, stable or not, stays below it;
+    ``None`` when the input is moderate (the system then grew the state)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = B @ u_t
+        top = float(np.max(np.abs(v), initial=0.0))
+        pushed = top * float(np.linalg.norm(v / top)) if 0.0 < top < np.inf else top
+    if np.isfinite(pushed) and pushed <= bound:
+        return None
+    big = float(np.max(np.abs(u_t)))
+    return (f"the input itself is too large: max |{name}_{t}| = {big:.3g}, and ||B {name}_{t}|| "
+            f"= {pushed:.3g} exceeds max_state_norm={bound:g} on its own (not a sign of an "
+            f"unstable system); scale {name} down, or raise max_state_norm")
 
 
 class SimulationResult:
@@ -400,7 +419,8 @@ def simulate(system: LDS, u: ArrayLike, x0: ArrayLike | None = None,
         y, states, final, path, cert = _paths.run(system, D_core, ub, x0b, wb, use_next,
                                                   return_states, bound, method, rtol)
     except _paths.Diverged as exc:
-        _raise_diverged(exc.b, exc.t, batch_shape, bound)
+        cause = huge_input_cause(system.B, ub[exc.b, exc.t], bound, exc.t)
+        _raise_diverged(exc.b, exc.t, batch_shape, bound, cause)
 
     if output == "eq1-literal":
         y = np.concatenate([np.zeros_like(y[:, :1]), y[:, :-1]], axis=1)
@@ -426,6 +446,6 @@ def _check_result_fits(u_shape, batch_shape, T: int, n: int, d_out: int, states:
                          f"the float64 {what}")
 
 
-def _raise_diverged(bad_b, bad_t, batch_shape, bound):
+def _raise_diverged(bad_b, bad_t, batch_shape, bound, cause=None):
     idx = np.unravel_index(bad_b, batch_shape) if batch_shape else ()
-    raise SimulationDivergedError(bad_t, idx, bound)
+    raise SimulationDivergedError(bad_t, idx, bound, cause)

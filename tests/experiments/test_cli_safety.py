@@ -20,8 +20,8 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 @pytest.mark.parametrize("extra, message", [
     (["--seeds", "0"], "error: seeds must be an integer >= 1, got 0"),
-    (["--jobs", "0"], "error: jobs must be a positive integer or -1 (all cores), got 0"),
-    (["--jobs", "-2"], "error: jobs must be a positive integer or -1 (all cores), got -2"),
+    (["--jobs", "0"], "error: --jobs must be a positive integer or -1 (all cores), got 0"),
+    (["--jobs", "-2"], "error: --jobs must be a positive integer or -1 (all cores), got -2"),
     (["--seed", "-1"], "error: seed must be an integer >= 0, got -1"),
     (["--set", "T=abc"], "error: "),
 ])
@@ -48,7 +48,7 @@ def test_cli_errors_print_no_traceback_in_a_real_process(tmp_path):
                           capture_output=True, text=True, env=ENV, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "error: jobs must be a positive integer or -1 (all cores), got 0"]
+        "error: --jobs must be a positive integer or -1 (all cores), got 0"]
 
 
 def _free_port() -> int:

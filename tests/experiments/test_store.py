@@ -353,3 +353,58 @@ def test_stored_record_is_readable_json_with_its_full_key(tmp_path):
     assert len(record["sha256"]) == len(record["arrays"]["sha256"]) == 64
     assert record["result"]["h"] == {"$": "array", "ref": "a0"}  # arrays in the .npz
     assert "tail_fraction" in record["result"]  # the rest in plain JSON
+
+
+# --------------------------------------------------------------------------- partial tasks
+
+
+def test_the_store_knows_partial_tasks_and_drops_their_checkpoints_once_complete(tmp_path):
+    """A task with a training checkpoint and no record is partial; storing its result
+    removes its checkpoints (a diverged state beside them too), clearing removes them all;
+    the notes saved with a result come back with it and are covered by its checksum."""
+    store = TaskStore(tmp_path / "store", code_version="v")
+    done, running, other = (task_key("e", {"seed": 0}, {"seed_index": i}) for i in range(3))
+    store.save(done, {"x": 1})
+    store.root.joinpath(f"{running.digest}.train.ckpt").write_bytes(b"ck")
+    store.root.joinpath(f"{running.digest}.train.diverged.ckpt").write_bytes(b"ck")
+    store.root.joinpath(f"{other.digest}.train.ckpt").write_bytes(b"ck")
+    assert str(store.checkpoint_prefix(running)) == str(store.root / running.digest)
+    assert store.partial_keys() == sorted([running.digest, other.digest])
+    assert [p.name for p in store.checkpoints(running)] == [
+        f"{running.digest}.train.ckpt", f"{running.digest}.train.diverged.ckpt"]
+    store.save(running, {"x": 2}, notes={"resumed_from": {"train": 7}})
+    assert store.partial_keys() == [other.digest] and not store.checkpoints(running)
+    assert store.load(running, with_notes=True) == ({"x": 2}, {"resumed_from": {"train": 7}})
+    assert store.load(done, with_notes=True) == ({"x": 1}, {})
+    record = json.loads((store.root / f"{running.digest}.json").read_text())
+    record["notes"]["resumed_from"]["train"] = 8
+    (store.root / f"{running.digest}.json").write_text(json.dumps(record))
+    with pytest.raises(StoredTaskRejected, match="checksum mismatch"):
+        store.load(running)
+    store.clear()
+    assert not store.partial_keys() and not list(store.root.glob("*.ckpt"))
+
+
+def test_a_sweep_past_its_deadline_starts_no_task(tmp_path):
+    """The deadline stops the sweep before any task starts: every task is listed as stopped,
+    none is stored or run, and a later sweep without a deadline computes them."""
+    import time
+
+    from lds_toolkit.experiments.sweep import run_sweep
+
+    ran = []
+
+    def task(config, t, rng):
+        ran.append(t["seed_index"])
+        return {"i": t["seed_index"]}
+
+    store = TaskStore(tmp_path / "store", code_version="v")
+    config = {"seed": 0}
+    tasks = [{"seed_index": i} for i in range(3)]
+    keys = [task_key("e", config, t) for t in tasks]
+    results, stats = run_sweep(task, config, tasks, keys, store=store, progress=False,
+                               deadline=time.time() - 1)
+    assert results == [None] * 3 and ran == [] and not store.keys()
+    assert stats.stopped == [k.digest for k in keys] and stats.partial == []
+    results, stats = run_sweep(task, config, tasks, keys, store=store, progress=False)
+    assert results == [{"i": i} for i in range(3)] and not stats.stopped

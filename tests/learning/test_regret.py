@@ -163,8 +163,9 @@ def test_grid_and_validation():
     g = regret_grid(1000, 10, start=20)
     assert g[0] == 20 and g[-1] == 1000 and np.all(np.diff(g) > 0)
     with pytest.raises(ValueError, match="t_grid must be increasing"):
-        asymmetric_regret(LastValue(), np.zeros((10, 1)), np.zeros((10, 1)), t_grid=[5, 3])
-    with pytest.raises(ValueError, match="losses must be 1-D"):
+        asymmetric_regret(SpectralFiltering(horizon=10, k=2), np.zeros((10, 1)),
+                          np.zeros((10, 1)), t_grid=[5, 3])
+    with pytest.raises(ValueError, match="losses must be 1-dimensional"):
         cumulative_loss(np.zeros((2, 2)))
     with pytest.raises(TypeError, match="template must be"):
         BestInHindsight(template=3).fit_predict(np.zeros((5, 1)), np.zeros((5, 1)))

@@ -119,8 +119,12 @@ def test_every_layer_builds_and_runs_on_meta(build):
     parameter and buffer is a meta tensor and forward + backward run (shapes only: nothing
     reads a value)."""
     def layers():
-        models = {"sequence-model": neural.SequenceModel(
-            D, 2, "s4", layer_kwargs=dict(d_state=8), d_input=3, d_output=2, seed=0)}
+        models = {
+            "sequence-model": neural.SequenceModel(
+                D, 2, "s4", layer_kwargs=dict(d_state=8), d_input=3, d_output=2, seed=0),
+            "sequence-model-tokens": neural.SequenceModel(
+                D, 2, "las", layer_kwargs=dict(n_heads=2), vocab_size=5, seed=1),
+        }
         return {**every_layer(), **models}
 
     if build == "context":
@@ -131,6 +135,12 @@ def test_every_layer_builds_and_runs_on_meta(build):
     for name, layer in built.items():
         tensors = [*layer.parameters(), *layer.buffers()]
         assert all(t.device.type == "meta" for t in tensors), name
+        if name == "sequence-model-tokens":
+            y = layer(torch.zeros(2, L, dtype=torch.long, device="meta"))
+            assert y.device.type == "meta" and y.shape == (2, L, 5), name
+            y.sum().backward()
+            assert layer.encoder.weight.grad.shape == (5, D), name
+            continue
         d_in = 3 if name == "sequence-model" else D
         x = torch.randn(2, L, d_in, device="meta", requires_grad=True)
         y = layer(x)

@@ -88,7 +88,8 @@ def test_config_groups_and_fingerprint_compatibility():
     cfg = TrainConfig(lr=1e-3)
     old = {k: v for k, v in dataclasses.asdict(cfg).items()
            if k not in training._RESUMABLE_FIELDS + ("checkpoint", "resume", "ssm_lr",
-                                                     "ssm_weight_decay")}
+                                                     "ssm_weight_decay", "precision",
+                                                     "length_multiple")}
     old_hash = hashlib.sha256(json.dumps(old, sort_keys=True, default=str).encode()).hexdigest()
     assert cfg.fingerprint() == old_hash
     assert cfg.fingerprint() != TrainConfig(lr=1e-3, ssm_lr=1e-4).fingerprint()

@@ -129,8 +129,8 @@ def test_sequence_task_refuses_bad_sizes(kwargs, exc, match):
 
 
 def test_sequence_task_takes_lists_and_refuses_objects():
-    t = SequenceTask([[1.0, 2.0]], [[[0.5], [0.1]]], [[True, True]], [[True, True]])
-    assert isinstance(t.inputs, np.ndarray) and t.inputs.shape == (1, 2)
+    t = SequenceTask([[[1.0], [2.0]]], [[[0.5], [0.1]]], [[True, True]], [[True, True]])
+    assert isinstance(t.inputs, np.ndarray) and t.inputs.shape == (1, 2, 1)
     with pytest.raises(TypeError, match=r"SequenceTask.inputs must be a numeric array, got "
                                         r"dtype <U1"):
         SequenceTask([["a"]], [[0]], [[True]], [[True]])
@@ -143,7 +143,12 @@ def test_evaluate_refuses_nan_targets_instead_of_returning_nan():
     y = np.zeros((2, 4, 1))
     y[1, 2, 0] = np.nan
     mask = np.ones((2, 4), bool)
+    with pytest.raises(ValueError, match=r"SequenceTask.targets must contain only finite "
+                                         r"values; entry \(1, 2, 0\) is nan"):
+        SequenceTask(x, y, mask, mask)  # refused where the task is built (issue 38)
+    y[1, 2, 0] = 0.0
     data = SequenceTask(x, y, mask, mask)
+    data.targets[1, 2, 0] = np.nan  # and where it is used, if its arrays change afterwards
     model = SequenceModel(8, 1, "s4", d_input=1, d_output=1, seed=0)
     with pytest.raises(ValueError, match=r"data.targets must contain only finite values; "
                                          r"entry \(1, 2, 0\) is nan"):

@@ -16,6 +16,7 @@ from lds_toolkit.neural import SequenceModel
 from lds_toolkit.neural.tasks import SequenceTask, sine_fit
 from lds_toolkit.neural.training import (
     CheckpointError,
+    CheckpointWarning,
     TrainConfig,
     batch_indices,
     diverged_checkpoint_path,
@@ -116,12 +117,63 @@ def test_a_corrupted_or_foreign_checkpoint_is_refused(tmp_path, damage, match):
               checkpoint=ckpt)
 
 
+def _flip_a_parameter_byte(path):
+    """Change one byte inside the stored weight's data: torch.load reads such a file without
+    complaint (it checks no checksum), so only the checkpoint's digest can notice."""
+    data = bytearray(path.read_bytes())
+    weight = torch.load(path, weights_only=True)["model"]["weight"]
+    raw = weight.numpy().tobytes()
+    i = bytes(data).index(raw) + 2
+    data[i] ^= 0x40
+    path.write_bytes(bytes(data))
+    assert not torch.equal(torch.load(path, weights_only=True)["model"]["weight"], weight)
+
+
+def test_a_checkpoint_with_one_altered_byte_is_refused_as_corrupted(tmp_path):
+    ckpt = tmp_path / "run.pt"
+    train(_model(), _task_with_an_outlier(), steps=4, batch_size=1, seed=SEED, checkpoint=ckpt)
+    _flip_a_parameter_byte(ckpt)
+    with pytest.raises(CheckpointError, match="is corrupted .*does not match the digest"):
+        train(_model(), _task_with_an_outlier(), steps=6, batch_size=1, seed=SEED,
+              checkpoint=ckpt)
+
+
+def test_a_stale_or_corrupt_checkpoint_can_be_set_aside_and_training_restarts(tmp_path):
+    """bad_checkpoint="restart" (what the experiment runner uses): a checkpoint tagged for
+    another task or code version, or a corrupted one, is refused with a warning, and the
+    run is exactly a fresh one (model, optimizer and RNG as if no file had been there)."""
+    data = _task_with_an_outlier()
+    ckpt = tmp_path / "run.pt"
+    fresh_model = _model()
+    fresh = train(fresh_model, data, steps=8, batch_size=1, seed=SEED)
+    train(_model(), data, steps=4, batch_size=1, seed=SEED, checkpoint=ckpt,
+          checkpoint_tag="task-a@v1")
+    with pytest.raises(CheckpointError, match=r"is stale: it was written for 'task-a@v1', "
+                                              r"this run is 'task-a@v2'"):
+        train(_model(), data, steps=8, batch_size=1, seed=SEED, checkpoint=ckpt,
+              checkpoint_tag="task-a@v2")
+    for damage in ("stale", "corrupt"):
+        if damage == "corrupt":
+            train(_model(), data, steps=4, batch_size=1, seed=SEED, checkpoint=ckpt,
+                  checkpoint_tag="task-a@v2", resume=False)
+            _flip_a_parameter_byte(ckpt)
+        model = _model()
+        with pytest.warns(CheckpointWarning, match="training restarts from step 0"):
+            res = train(model, data, steps=8, batch_size=1, seed=SEED, checkpoint=ckpt,
+                        checkpoint_tag="task-a@v2", bad_checkpoint="restart")
+        assert res.resumed_from is None
+        np.testing.assert_array_equal(res.history["loss"], fresh.history["loss"])
+        for p, q in zip(model.parameters(), fresh_model.parameters()):
+            assert torch.equal(p, q)
+        assert _meta(ckpt)["tag"] == "task-a@v2" and _meta(ckpt)["step"] == 8
+
+
 def test_a_checkpoint_holds_no_pickled_objects(tmp_path):
     ckpt = tmp_path / "run.pt"
     train(_model(), _task_with_an_outlier(), steps=4, batch_size=1, seed=SEED, checkpoint=ckpt)
     state = torch.load(ckpt, weights_only=True)  # would raise on any non-tensor object
     meta = json.loads(state["meta"])
-    assert meta["step"] == 4 and meta["format"] == "lds_toolkit-checkpoint/1"
+    assert meta["step"] == 4 and meta["format"] == "lds_toolkit-checkpoint/2"
     assert state["history"]["step"].dtype == torch.int64
     assert not list(tmp_path.glob(".*.tmp"))
 
@@ -171,6 +223,16 @@ def test_non_finite_training_data_is_refused_up_front():
     ("device", 3, TypeError, "TrainConfig.device must be a string"),
     ("checkpoint", 3, TypeError, "TrainConfig.checkpoint must be a path or None"),
     ("resume", 1, TypeError, "TrainConfig.resume must be True or False"),
+    ("precision", "fp16", ValueError, r"TrainConfig.precision must be one of \('fp32', "
+                                      r"'tf32', 'bf16'\), got 'fp16'"),
+    ("compile", "yes", TypeError, "TrainConfig.compile must be True, False or a dict"),
+    ("compile", {"mode": "default", "cache": 1}, ValueError,
+     r"TrainConfig.compile: unknown torch.compile arguments \['cache'\]"),
+    ("log_every", 0, ValueError, "TrainConfig.log_every"),
+    ("length_multiple", 0, ValueError, "TrainConfig.length_multiple"),
+    ("checkpoint_seconds", -1.0, ValueError, "TrainConfig.checkpoint_seconds"),
+    ("bad_checkpoint", "ignore", ValueError, "TrainConfig.bad_checkpoint must be one of"),
+    ("checkpoint_tag", 3, TypeError, "TrainConfig.checkpoint_tag must be a string or None"),
 ])
 def test_train_config_refuses_invalid_values(field, value, err, match):
     with pytest.raises(err, match=match):

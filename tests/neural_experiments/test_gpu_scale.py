@@ -1,11 +1,16 @@
-"""The ``gpu`` scale of the Focus and LaS experiments, run on a CPU at tiny sizes.
+"""The ``gpu`` scale of the Focus and LaS experiments: its size and, run on a CPU at tiny
+sizes, its code paths.
 
 No GPU is lent to the test suite: these runs check that the configuration is complete and
 that every code path it takes (Table 6's recipe at 1K/4K, Table 4's model with batch norm
-post-norm) trains, evaluates and summarises; the sizes are overridden down to seconds.
+post-norm) trains, evaluates and summarises; the sizes are overridden down to seconds. The
+size itself is recomputed from the configuration and the step times measured on GPUs
+(:data:`STEP_SECONDS`): each experiment must fit 12 minutes of one H100.
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -26,6 +31,72 @@ def test_gpu_scale_is_defined_only_where_declared():
         build_config(get_experiment("lengen-region-a"), scale="gpu")
 
 
+#: Seconds per training step (AdamW, float32 eager, the gpu-scale models and batches): the
+#: largest value measured for each model. Sources: issue 34 (NVIDIA H200, torch 2.11, 20
+#: steps after warm-up, 2026-11-28): LaS 256x6 batch 50 x 1280 103-115 ms, L-only 94 ms,
+#: Focus at 1K batch 32 23-34 ms, at 4K 31 ms; docs/experiments/las-ablation.md and
+#: assoc-recall.md (NVIDIA H100 80GB, torch 2.11, 2026-11-25, short gpu-scale runs with
+#: warm-up and evaluations): LaS 107 ms, L-only 136 ms, Focus-H at 1K 28 ms, Focus at 4K
+#: 40 ms. No speed-up is assumed (none measured yet for bf16 or compile).
+STEP_SECONDS = {("las-ablation", "las"): 0.115, ("las-ablation", "l-only"): 0.136,
+                ("assoc-recall", 1024): 0.034, ("assoc-recall", 4096): 0.040}
+#: Seconds of CUDA warm-up allowed per run (the H100's first 200-step run took 6.6 s more
+#: than a warm one).
+WARMUP_SECONDS = 10.0
+#: Seconds to generate one sequence on the host, measured on this project's CPU machine
+#: (load ~7): ListOps of 500-2000 tokens 1.6 ms; associative recall at 1K 0.19 ms, at 4K
+#: 0.85 ms.
+DATA_SECONDS = {"listops": 1.6e-3, 1024: 0.19e-3, 4096: 0.85e-3}
+#: One slot of one H100 (issue 34: GPU time comes in slots of about 15 minutes, at most
+#: 10 per command; the gpu scale runs in two commands with --time-budget).
+BUDGET_SECONDS = 12 * 60
+
+
+def _evaluation_batches(steps, eval_every, n_valid, n_test, batch):
+    """Held-out evaluations (every eval_every steps; a final one unless the last step had
+    one) and the test set, in batches: each costs at most half a training step (a forward
+    pass of no more sequences than a training batch)."""
+    evals = steps // eval_every + (steps % eval_every != 0)
+    return evals * math.ceil(n_valid / batch) + math.ceil(n_test / batch)
+
+
+def las_gpu_seconds(cfg) -> float:
+    runs = [(m, s) for s in range(cfg["seeds"]) for m in cfg["models"]]
+    total = 0.0
+    for model, _ in runs:
+        step = STEP_SECONDS[("las-ablation", model)]
+        total += cfg["max_steps"] * step + WARMUP_SECONDS
+        total += _evaluation_batches(cfg["max_steps"], cfg["eval_every"], cfg["n_valid"],
+                                     cfg["n_test"], 32) * step / 2
+        total += (cfg["n_train"] + cfg["n_valid"] + cfg["n_test"]) * DATA_SECONDS["listops"]
+    return total
+
+
+def assoc_gpu_seconds(cfg) -> float:
+    from lds_toolkit.experiments.catalog.assoc_recall import eval_batch_size
+
+    total = 0.0
+    per_task_data = sum((cfg["n_train"] + cfg["n_valid"] + cfg["n_test"]) * DATA_SECONDS[n]
+                        for n in cfg["lengths"])  # every task draws every length's sets
+    for n in cfg["lengths"]:
+        tc, step = cfg["train"][str(n)], STEP_SECONDS[("assoc-recall", n)]
+        for _ in range(cfg["seeds"] * len(cfg["models_at"][str(n)])):
+            total += tc["max_steps"] * step + WARMUP_SECONDS + per_task_data
+            total += _evaluation_batches(tc["max_steps"], tc["eval_every"], cfg["n_valid"],
+                                         cfg["n_test"], eval_batch_size(n)) * step / 2
+    return total
+
+
+@pytest.mark.parametrize("name, estimate, expected", [
+    ("las-ablation", las_gpu_seconds, 566.8), ("assoc-recall", assoc_gpu_seconds, 575.1)])
+def test_gpu_scale_fits_twelve_minutes_of_one_h100(name, estimate, expected):
+    """The arithmetic in the config's comment and on the experiment's page, recomputed:
+    runs x steps x measured step time, warm-up, evaluations and data generation."""
+    seconds = estimate(build_config(get_experiment(name), scale="gpu"))
+    assert seconds == pytest.approx(expected, abs=0.1)
+    assert seconds <= BUDGET_SECONDS
+
+
 def test_las_gpu_scale_uses_table4_model_and_normalisation(tmp_path):
     cfg = build_config(get_experiment("las-ablation"), scale="gpu")
     assert (cfg["d_model"], cfg["n_layers"], cfg["batch_size"]) == (256, 6, 50)
@@ -41,7 +112,7 @@ def test_las_gpu_scale_uses_table4_model_and_normalisation(tmp_path):
 
 def test_assoc_recall_gpu_scale_runs_tiny(tmp_path):
     cfg = build_config(get_experiment("assoc-recall"), scale="gpu")
-    assert cfg["train"]["1024"]["max_steps"] == 12500 and cfg["lr"] == 1e-4
+    assert cfg["train"]["1024"]["max_steps"] == 2500 and cfg["lr"] == 1e-4
     tiny = {"lengths": [64], "models_at": {"64": ["focus", "focus-h"]},
             "train": {"64": {"max_steps": 3, "batch_size": 4, "eval_every": 2}},
             "n_train": 16, "n_valid": 8, "n_test": 8, "warmup": 1}

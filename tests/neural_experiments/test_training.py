@@ -175,6 +175,20 @@ def test_divergence_stops_before_the_bad_update_and_names_the_step(how, reason):
     assert torch.allclose(model.weight.detach(), snap["w"], rtol=0, atol=0, equal_nan=True)
 
 
+def test_with_log_every_a_divergence_is_found_at_the_next_reading_and_named_where_it_was():
+    """Steps are read every 5 (steps 4, 9, 14, ...), and the callback of each step runs at
+    the reading: the callback of step 6 (at step 9's reading) makes the weights NaN, so step
+    10's loss is NaN. It is found when step 14 is read; the report names step 10, the
+    history ends before it, and the updates of steps 10-13 were applied (step 14's not)."""
+    model, data, cb, _ = _sabotage_at(6, "nan")
+    with pytest.warns(RuntimeWarning, match=r"diverged at step 10: non-finite loss .*found "
+                                             r"when step 14 was read .*steps 10-13 were "
+                                             r"applied"):
+        res = train(model, data, steps=50, batch_size=16, lr=1e-3, callback=cb, log_every=5)
+    assert res.divergence.step == 10 and res.divergence.found_at == 14
+    assert res.steps_done == 14 and len(res.history["loss"]) == 10
+
+
 def test_divergence_can_raise():
     model, data, cb, _ = _sabotage_at(2, "nan")
     with pytest.raises(TrainingDivergedError, match="step 3") as info:
@@ -313,6 +327,32 @@ def test_crop_and_bucket_leave_a_causal_models_numbers_unchanged():
     model = TinyRNN(data.vocab_size, data.n_classes, width=16)
     res = train(model, data, steps=12, batch_size=16, lr=1e-2, crop=True, bucket=2)
     assert res.status == "completed" and np.isfinite(res.history["loss"]).all()
+
+
+def test_a_length_multiple_rounds_the_cut_and_leaves_a_causal_models_numbers():
+    """Cropped batches cut at a multiple of 16 tokens (the shapes a compiled model meets:
+    3 lengths instead of one per batch) score the same positions: the same losses up to
+    round-off."""
+    data = listops(96, min_length=8, max_length=40, rng=0)
+    runs = {}
+    for multiple in (1, 16):
+        model = TinyRNN(data.vocab_size, data.n_classes, width=16)
+        runs[multiple] = train(model, data, steps=12, batch_size=16, lr=1e-2, crop=True,
+                               bucket=2, length_multiple=multiple).history["loss"]
+    np.testing.assert_allclose(runs[16], runs[1], rtol=1e-5)
+
+
+def test_tf32_on_a_cpu_is_float32_and_no_setting_is_left_changed():
+    data, _ = _regression_task()
+    before = torch.get_float32_matmul_precision()
+    res = {}
+    for precision in ("fp32", "tf32"):
+        torch.manual_seed(0)
+        res[precision] = train(nn.Linear(3, 2), data, steps=5, batch_size=16,
+                               precision=precision).history["loss"]
+    np.testing.assert_array_equal(res["tf32"], res["fp32"])
+    assert torch.get_float32_matmul_precision() == before
+    assert not torch.is_autocast_enabled("cpu")
 
 
 def test_bad_settings_are_named():

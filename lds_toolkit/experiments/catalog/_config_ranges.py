@@ -97,6 +97,9 @@ TRAINING_RANGES = {
     "plateau": PLATEAU_SPEC,
     "target_accuracy": Maybe(Real(0.0, 1.0, low_open=True)),
     "n_validation": Int(0, 10**7),
+    # arithmetic and compilation of training (TrainConfig.precision / .compile)
+    "precision": Choice("fp32", "tf32", "bf16"),
+    "compile": Bool(),
 }
 
 

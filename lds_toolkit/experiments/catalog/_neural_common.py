@@ -15,6 +15,15 @@ Conventions of the neural experiments:
   seed and the seed index only, never on worker count or order).
 * The device is CUDA when available, else CPU; it is not part of the config (a CPU and a GPU
   run of the same config differ only by floating-point round-off).
+* Every task trains through :func:`train_in_task`: the config's ``"precision"`` (``fp32``,
+  ``tf32``, ``bf16``; default ``fp32``: the arithmetic of training and of its held-out
+  evaluations; the final test measurements run in float32, the master weights' precision)
+  and ``"compile"`` entries, plus the sweep's
+  checkpoint and time-budget settings (:mod:`~lds_toolkit.experiments.task_runtime`: a
+  checkpoint at least every minute and at the end; a task killed or stopped by
+  ``--time-budget`` resumes from its last checkpoint in the next run, to the same numbers).
+  Callbacks that keep numbers of their own (probes, per-step measurements) give them to
+  the checkpoints with ``state_dict``/``load_state_dict``.
 * Medium scale trains every model at every length from scratch until its held-out curve
   has flattened: the config's ``"plateau"`` entry (:data:`PLATEAU`, one rule for every
   experiment) becomes a :class:`~lds_toolkit.neural.training.Plateau` (:func:`plateau_rule`)
@@ -33,14 +42,23 @@ import numpy as np
 from ..base import Experiment
 from ..progress import report_progress
 from ..scales import check_scale
+from ..task_runtime import note_resumed, training_options
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-    from ...neural.training import Plateau
+    from ...neural.training import Plateau, TrainResult
 
 #: Most intra-op threads a neural task uses (the reference machine has 2 cores).
 MAX_THREADS = 2
+#: The config entries every neural experiment has for :func:`train_in_task`: float32
+#: eager training unless ``--set precision=bf16`` / ``--set compile=true`` asks otherwise.
+TRAINING_DEFAULTS = {"precision": "fp32", "compile": False}
+#: Steps between two readings of the training numbers from the device
+#: (``TrainConfig.log_every``) in the experiments whose callbacks only report progress
+#: (las-ablation, assoc-recall): on a GPU the steps in between run without waiting for it.
+#: The numbers are the same as with 1 (a divergence is found up to 9 steps later).
+LOG_EVERY = 10
 
 
 def task_device() -> torch.device:
@@ -172,18 +190,46 @@ def divergences(by: dict[str, list]) -> dict[str, list]:
     return {m: [r["divergence"] for r in rs if r["divergence"]] for m, rs in by.items()}
 
 
-def step_progress(total: int, inner=None):
+class StepProgress:
     """A training callback (``train(callback=...)``) that reports each step as progress of
     the task (:func:`~lds_toolkit.experiments.progress.report_progress`: the sweep's bar
     shows ``steps done/total`` of the running tasks) and then calls ``inner(step, record)``
-    when given, returning what it returns (True stops training)."""
-    total = int(total)
+    when given, returning what it returns (True stops training). Checkpoints keep
+    ``inner``'s own numbers when it has ``state_dict``/``load_state_dict``."""
 
-    def callback(step, record):
-        report_progress(step + 1, total)
-        return inner(step, record) if inner is not None else False
+    def __init__(self, total: int, inner=None):
+        self.total, self.inner = int(total), inner
 
-    return callback
+    def __call__(self, step, record):
+        report_progress(step + 1, self.total)
+        return self.inner(step, record) if self.inner is not None else False
+
+    def state_dict(self):
+        return self.inner.state_dict() if hasattr(self.inner, "state_dict") else None
+
+    def load_state_dict(self, state) -> None:
+        if state is not None and hasattr(self.inner, "load_state_dict"):
+            self.inner.load_state_dict(state)
+
+
+def step_progress(total: int, inner=None) -> StepProgress:
+    """:class:`StepProgress` of ``total`` steps around ``inner``."""
+    return StepProgress(total, inner)
+
+
+def train_in_task(model, data, config, *, name: str = "train", **settings) -> TrainResult:
+    """:func:`~lds_toolkit.neural.training.train` as a neural task runs it: ``settings``
+    (the task's hyper-parameters) plus the config's ``precision`` and ``compile`` entries
+    and the sweep's checkpoint and deadline settings for training run ``name``
+    (:func:`~lds_toolkit.experiments.task_runtime.training_options`); a resumption is
+    reported to the sweep (``run.json`` records it)."""
+    from ...neural.training import train
+
+    res = train(model, data, precision=config.get("precision", "fp32"),
+                compile=bool(config.get("compile", False)), **training_options(name),
+                **settings)
+    note_resumed(res.resumed_from, name)
+    return res
 
 
 def training_record(result) -> dict:

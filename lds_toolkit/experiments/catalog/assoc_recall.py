@@ -67,7 +67,9 @@ from ._config_ranges import (
     tokens,
 )
 from ._neural_common import (
+    LOG_EVERY,
     PLATEAU,
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     plateau_rule,
     require_defined_scale,
@@ -76,6 +78,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 
@@ -190,7 +193,7 @@ def scale_config(scale: str) -> dict:
     """Sizes of the three scales (see the module docstring and docs/experiments)."""
     base = {"vocab_size": 30, "n_train": 2000, "width": 64, "n_layers": 2, "mlp_ratio": 2.0,
             "betas": [0.9, 0.98], "weight_decay": 0.0, "focus_chunk": 32,
-            "models": list(MODELS), "plateau": dict(PLATEAU)}
+            "models": list(MODELS), "plateau": dict(PLATEAU), **TRAINING_DEFAULTS}
     if scale == "quick":
         # the pipeline and the shape of the L = 30 result in ~15 s on 2 cores: the two models
         # of the L = 30 claims, one task per worker, each stopped at 100 % held-out accuracy
@@ -226,17 +229,27 @@ def scale_config(scale: str) -> dict:
                            "1024": {"max_steps": 800, "batch_size": 8, "eval_every": 25},
                            "4096": {"max_steps": 500, "batch_size": 4, "eval_every": 50}})
     elif scale == "gpu":
-        # about 27-40 minutes of one H100 (2.3e9 training tokens; measured on an H100 80GB:
-        # 0.028-0.061 s per step of 32 at 1K, 0.040 s at 4K, i.e. 1.2-3.3e6 tokens/s; see
-        # docs/experiments/assoc-recall.md): the two open questions of the CPU scales, at
-        # Table 6's recipe (lr 1e-4, batch 32, 10 warm-up epochs): Focus and Focus-H at 1K
-        # for 12 500 steps (200 epochs, our assumption as at paper scale), and Focus with
-        # 32-token chunks at 4K for 2500 steps
-        base.update(lengths=[1024, 4096], n_valid=500, n_test=1000, lr=1e-4, warmup=630,
+        # <= 12 minutes of one H100, estimated (tests/neural_experiments/test_gpu_scale.py
+        # recomputes it): the two open questions of the CPU scales at Table 6's recipe (lr
+        # 1e-4, batch 32, 10 warm-up epochs), Focus and Focus-H at 1K for 2500 steps (40
+        # epochs, a fifth of the 200 assumed at paper scale) and Focus with 32-token chunks
+        # at 4K for 1500, 2 seeds. Seconds, float32 eager at the largest step times measured
+        # (Focus at 1K 0.034 s on an H200, at 4K 0.040 s on an H100; no speed-up assumed:
+        # none is measured yet):
+        #   training     2 seeds x (2 x 2500 x 0.034 + 1500 x 0.040)                 = 460
+        #   warm-up      6 runs x 10                                                 =  60
+        #   evaluations  1K: 10 x ceil(200/16) + ceil(1000/16) = 193 batches of 16 at
+        #                half a step, x 4 runs: 4 x 193 x 0.017                     =  13.1
+        #                4K: 6 x ceil(200/4) + ceil(1000/4) = 550 batches of 4,
+        #                x 2 runs: 2 x 550 x 0.020                                  =  22
+        #   data         6 tasks x 3200 sequences x (0.19 + 0.85) ms (both lengths)   =  20.0
+        #   total                                                           575.1 s = 9.6 min
+        # In pieces: --time-budget 540 twice (checkpoints every minute)
+        base.update(lengths=[1024, 4096], n_valid=200, n_test=1000, lr=1e-4, warmup=630,
                     target_accuracy=1.0, seeds=2,
                     models_at={"1024": ["focus", "focus-h"], "4096": ["focus"]},
-                    train={"1024": {"max_steps": 12500, "batch_size": 32, "eval_every": 250},
-                           "4096": {"max_steps": 2500, "batch_size": 32, "eval_every": 250}})
+                    train={"1024": {"max_steps": 2500, "batch_size": 32, "eval_every": 250},
+                           "4096": {"max_steps": 1500, "batch_size": 32, "eval_every": 250}})
     else:
         # Table 6: lr 1e-4, batch 32, 10 warm-up epochs, 2000 samples; it gives no epoch or
         # step count: 200 epochs (12 500 steps) is our assumption
@@ -338,7 +351,6 @@ class AssocRecall(NeuralExperiment):
 
     def run_task(self, config, task, rng):
         from ...neural.tasks import associative_recall
-        from ...neural.training import train
 
         n, name = task["length"], task["model"]
         # every length's data from the seed's stream, in order: identical for every model
@@ -354,14 +366,17 @@ class AssocRecall(NeuralExperiment):
         device = task_device()
         with task_threads(1):
             model = build_model(name, config, n, seed)
-            res = train(model, train_set, eval_data=valid_set, steps=tcfg["max_steps"],
-                        batch_size=tcfg["batch_size"], lr=config["lr"],
-                        warmup=config["warmup"], betas=tuple(config["betas"]),
-                        weight_decay=config["weight_decay"], eval_every=tcfg["eval_every"],
-                        eval_batch_size=eval_batch_size(n),
-                        target_accuracy=config["target_accuracy"],
-                        plateau=length_plateau(config, tcfg), seed=seed, device=device,
-                        callback=step_progress(tcfg["max_steps"]))
+            res = train_in_task(model, train_set, config, eval_data=valid_set,
+                                steps=tcfg["max_steps"], batch_size=tcfg["batch_size"],
+                                lr=config["lr"], warmup=config["warmup"],
+                                betas=tuple(config["betas"]),
+                                weight_decay=config["weight_decay"],
+                                eval_every=tcfg["eval_every"],
+                                eval_batch_size=eval_batch_size(n),
+                                target_accuracy=config["target_accuracy"],
+                                plateau=length_plateau(config, tcfg), log_every=LOG_EVERY,
+                                seed=seed, device=device,
+                                callback=step_progress(tcfg["max_steps"]))
             pred = (query_predictions(model, test_set, batch_size=eval_batch_size(n),
                                       device=device)
                     if not res.diverged else None)

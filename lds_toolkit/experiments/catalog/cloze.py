@@ -45,6 +45,7 @@ from ._config_ranges import (
 )
 from ._neural_common import (
     PLATEAU,
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     by_model,
     divergences,
@@ -56,6 +57,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 
@@ -148,6 +150,7 @@ class Cloze(NeuralExperiment):
                "warmup": 50, "weight_decay": 0.0,
                "d_model": 32, "d_state": 64, "mlp_ratio": 2.0,
                "seeds": by_scale(scale, quick=2, medium=8, paper=10), "models": list(MODELS)}
+        cfg.update(TRAINING_DEFAULTS)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -161,7 +164,7 @@ class Cloze(NeuralExperiment):
 
     def run_task(self, config, task, rng):
         from ...neural.tasks import cloze
-        from ...neural.training import evaluate, predict, train
+        from ...neural.training import evaluate, predict
 
         data = cloze(config["n_samples"], length=config["length"], rng=rng)
         train_set, test_set = data.split(config["train_fraction"])
@@ -172,13 +175,13 @@ class Cloze(NeuralExperiment):
         steps = config["epochs"] * math.ceil(len(train_set) / config["batch_size"])
         with task_threads(1):
             model = build_model(task["model"], config, seed)
-            res = train(model, train_set, eval_data=validation, steps=steps,
-                        batch_size=config["batch_size"], lr=config["lr"],
-                        warmup=config["warmup"], schedule=config["schedule"],
-                        weight_decay=config["weight_decay"],
-                        eval_every=config["eval_every"] if validation is not None else 0,
-                        plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=step_progress(steps))
+            res = train_in_task(model, train_set, config, eval_data=validation, steps=steps,
+                                batch_size=config["batch_size"], lr=config["lr"],
+                                warmup=config["warmup"], schedule=config["schedule"],
+                                weight_decay=config["weight_decay"],
+                                eval_every=config["eval_every"] if validation is not None else 0,
+                                plateau=plateau_rule(config), seed=seed, device=task_device(),
+                                callback=step_progress(steps))
             if res.diverged:  # a diverged model is not evaluated (divergence is recorded)
                 nan = {"loss": float("nan")}
                 test, train_fit, pred = nan, nan, np.full(len(test_set), np.nan)

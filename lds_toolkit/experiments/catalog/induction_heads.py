@@ -46,6 +46,7 @@ from ..plotting import figure, save_figure
 from ..scales import by_scale
 from ._config_ranges import F64, TRAINING_RANGES, Int, ListOf, Relation, activations, tokens
 from ._neural_common import (
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     plateau_rule,
     spread,
@@ -54,6 +55,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 
@@ -116,6 +118,15 @@ class Probe:
                 self.accuracy[m].append(evaluate(self.model, d, batch_size=128)["accuracy"])
         return False
 
+    def state_dict(self) -> dict:
+        """The probes so far (JSON), for training checkpoints."""
+        return {"steps": list(self.steps),
+                "accuracy": {str(m): list(a) for m, a in self.accuracy.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.steps = [int(s) for s in state["steps"]]
+        self.accuracy = {m: [float(a) for a in state["accuracy"][str(m)]] for m in self.probes}
+
 
 @register
 class InductionHeads(NeuralExperiment):
@@ -166,6 +177,7 @@ class InductionHeads(NeuralExperiment):
                "target_accuracy": by_scale(scale, quick=0.995, medium=None, paper=0.995),
                "plateau": by_scale(scale, quick=None, medium=ACCURACY_PLATEAU, paper=None),
                "seeds": by_scale(scale, quick=3, medium=8, paper=5)}
+        cfg.update(TRAINING_DEFAULTS)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -180,7 +192,6 @@ class InductionHeads(NeuralExperiment):
 
     def run_task(self, config, task, rng):
         from ...neural.tasks import induction_heads
-        from ...neural.training import train
 
         n = task["train_length"]
         v = config["vocab_size"]
@@ -195,13 +206,14 @@ class InductionHeads(NeuralExperiment):
         with task_threads(1):
             model = build_model(config, seed)
             probe = Probe(model, probes, config["probe_every"])
-            res = train(model, train_set, eval_data=held_out, steps=config["max_steps"],
-                        batch_size=config["batch_size"], lr=config["lr"],
-                        warmup=config["warmup"], weight_decay=config["weight_decay"],
-                        eval_every=config["eval_every"],
-                        target_accuracy=config["target_accuracy"],
-                        plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=step_progress(config["max_steps"], probe))
+            res = train_in_task(model, train_set, config, eval_data=held_out,
+                                steps=config["max_steps"], batch_size=config["batch_size"],
+                                lr=config["lr"], warmup=config["warmup"],
+                                weight_decay=config["weight_decay"],
+                                eval_every=config["eval_every"],
+                                target_accuracy=config["target_accuracy"],
+                                plateau=plateau_rule(config), seed=seed, device=task_device(),
+                                callback=step_progress(config["max_steps"], probe))
             model.cpu()
             if res.diverged:  # a diverged model is not evaluated (divergence is recorded)
                 acc = {str(m): float("nan") for m in evals}

@@ -68,7 +68,9 @@ from ._config_ranges import (
     tokens,
 )
 from ._neural_common import (
+    LOG_EVERY,
     PLATEAU,
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     by_model,
     divergences,
@@ -80,6 +82,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 
@@ -127,7 +130,11 @@ def scale_config(scale: str) -> dict:
            "crop": True, "bucket": 16, "models": list(MODELS),
            # the blocks' normalisation: pre-norm LayerNorm on the CPU scales; Table 4's
            # batch norm, post-norm at paper scale (SequenceBatchNorm: causal when evaluated)
-           "norm": "layer", "prenorm": True}
+           "norm": "layer", "prenorm": True,
+           # cropped batches cut at a multiple of this many tokens (TrainConfig.length_
+           # multiple); with --set compile=true on a GPU set it to the chunk (128), so that
+           # the compiled graphs meet a few lengths
+           "length_multiple": 1, **TRAINING_DEFAULTS}
     if scale == "quick":
         # the pipeline and the claim "all-learn": one seed, 100 steps of 16 expressions after
         # 50 of warm-up, short expressions, 2000 training and 500 test expressions (their
@@ -151,16 +158,24 @@ def scale_config(scale: str) -> dict:
                    seeds=2, models=["alibi", "l-only", "s-only", "s+alibi", "las"],
                    plateau=dict(PLATEAU, window=10))
     elif scale == "gpu":
-        # about 20-25 minutes of one H100 (measured on an H100 80GB: 0.107 s per step of 50
-        # for LaS, 0.136 s for L-only, warm-up and evaluations included; four runs as four
-        # processes on the GPU finished none in 545 s: docs/experiments/las-ablation.md):
-        # Table 4's ListOps model and normalisation, the comparison the CPU scales leave open
-        # (does smoothing pay off once trained: LaS against L-only), 2 seeds, 2500 steps of
-        # 50 each (10 000 steps; 125K expressions per run, ~2.6 % of Table 4's 50 epochs of
-        # 96K)
-        cfg.update(min_length=500, max_length=2000, n_train=32000, n_valid=500,
-                   n_test=2000, d_model=256, n_layers=6, max_steps=2500, batch_size=50,
-                   eval_every=250, seeds=2, models=["l-only", "las"], norm="batch",
+        # <= 12 minutes of one H100, estimated (tests/neural_experiments/test_gpu_scale.py
+        # recomputes it): Table 4's ListOps model and normalisation, the comparison the CPU
+        # scales leave open (does smoothing pay off once trained: LaS against L-only),
+        # 2 seeds, 800 steps of 50 (40 000 expressions per run, 0.8 % of Table 4's 50 epochs
+        # of 96K). Seconds, float32 eager at the largest step times measured (L-only 0.136 s
+        # on an H100, LaS 0.115 s on an H200; no speed-up assumed: none is measured yet):
+        #   training     2 seeds x 800 steps x (0.136 + 0.115)                      = 401.6
+        #   warm-up      4 runs x 10                                                 =  40
+        #   evaluations  per run 4 x ceil(200/32) + ceil(1000/32) = 60 batches of 32
+        #                at half a step: 2 x 60 x (0.136 + 0.115) / 2                =  15.1
+        #   data         4 tasks x 17 200 expressions x 1.6 ms (generated per process)
+        #                                                                           = 110.1
+        #   total                                                           566.8 s = 9.4 min
+        # In pieces: --time-budget 540 twice (checkpoints every minute, resumed in the second
+        # command); a piece regenerates its seeds' expressions
+        cfg.update(min_length=500, max_length=2000, n_train=16000, n_valid=200,
+                   n_test=1000, d_model=256, n_layers=6, max_steps=800, batch_size=50,
+                   eval_every=200, seeds=2, models=["l-only", "las"], norm="batch",
                    prenorm=False)
     else:
         # Table 4, ListOps: depth 6, H = 256, lr 1e-3, batch 50, 50 epochs, WD 0.01; LRA's
@@ -210,7 +225,8 @@ class LaSAblation(NeuralExperiment):
               "bucket": Int(1, 2**20), "models": model_names(*MODELS),
               "min_length": Int(1, 2**20), "max_length": Int(1, 2**20),
               "n_train": Int(1, 10**8), "n_valid": Int(1, 10**8), "n_test": Int(1, 10**8),
-              "d_model": Int(1, 2**16), "n_layers": Int(1, 1024), "max_steps": Int(1, 10**9)}
+              "d_model": Int(1, 2**16), "n_layers": Int(1, 1024), "max_steps": Int(1, 10**9),
+              "length_multiple": Int(1, 2**20)}
     relations = (Relation("min_length", "<=", "max_length"),
                  Check("d_model", lambda c: None if c["d_model"] % c["n_heads"] == 0 else
                        f"must be a multiple of n_heads = {c['n_heads']}, got {c['d_model']}"))
@@ -231,7 +247,7 @@ class LaSAblation(NeuralExperiment):
 
     def run_task(self, config, task, rng):
         from ...neural import SequenceModel
-        from ...neural.training import evaluate, train
+        from ...neural.training import evaluate
 
         n_tr, n_va, n_te = config["n_train"], config["n_valid"], config["n_test"]
         data = _listops_cached(n_tr + n_va + n_te, config["min_length"], config["max_length"],
@@ -247,12 +263,15 @@ class LaSAblation(NeuralExperiment):
                                   d_output=10, mlp_ratio=config["mlp_ratio"],
                                   pool=config["readout"], norm=config.get("norm", "layer"),
                                   prenorm=config.get("prenorm", True), seed=seed)
-            res = train(model, train_set, eval_data=valid_set, steps=config["max_steps"],
-                        batch_size=config["batch_size"], lr=config["lr"],
-                        warmup=config["warmup"], weight_decay=config["weight_decay"],
-                        eval_every=config["eval_every"], plateau=plateau_rule(config),
-                        crop=config["crop"], bucket=config["bucket"], eval_batch_size=32,
-                        seed=seed, device=device, callback=step_progress(config["max_steps"]))
+            res = train_in_task(model, train_set, config, eval_data=valid_set,
+                                steps=config["max_steps"], batch_size=config["batch_size"],
+                                lr=config["lr"], warmup=config["warmup"],
+                                weight_decay=config["weight_decay"],
+                                eval_every=config["eval_every"], plateau=plateau_rule(config),
+                                crop=config["crop"], bucket=config["bucket"],
+                                length_multiple=config["length_multiple"], eval_batch_size=32,
+                                log_every=LOG_EVERY, seed=seed, device=device,
+                                callback=step_progress(config["max_steps"]))
             test = (evaluate(model, test_set, batch_size=32, device=device,
                              crop=config["crop"])
                     if not res.diverged else {"accuracy": float("nan")})

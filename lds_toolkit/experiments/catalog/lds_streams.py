@@ -57,6 +57,7 @@ from ._config_ranges import (
 from ._lengen_common import ALGORITHMS, LR_GRID, choose_step_size, draw_system
 from ._neural_common import (
     PLATEAU,
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     plateau_rule,
     spread,
@@ -65,6 +66,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 
@@ -151,6 +153,7 @@ class LDSStreams(NeuralExperiment):
                    eval_every=by_scale(scale, quick=0, medium=50, paper=0),
                    plateau=by_scale(scale, quick=None, medium=PLATEAU, paper=None),
                    models=list(NEURAL) + list(LEARNERS))
+        cfg.update(TRAINING_DEFAULTS)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -165,7 +168,7 @@ class LDSStreams(NeuralExperiment):
 
     def run_task(self, config, task, rng):
         from ...neural.tasks import lds_next_output
-        from ...neural.training import predict, train
+        from ...neural.training import predict
 
         # the same draws for every model of a (seed, region): system, streams, torch seed
         system = draw_system(config, task["region"], rng)
@@ -182,14 +185,16 @@ class LDSStreams(NeuralExperiment):
         if name in NEURAL:
             with task_threads(1):
                 model = build_model(name, config, seed)
-                res = train(model, _normalised(train_raw, scale),
-                            eval_data=None if held_raw is None else _normalised(held_raw, scale),
-                            steps=config["steps"], batch_size=config["batch_size"],
-                            lr=config["lr"], warmup=config["warmup"],
-                            schedule=config["schedule"], weight_decay=config["weight_decay"],
-                            eval_every=config["eval_every"] if held_raw is not None else 0,
-                            plateau=plateau_rule(config), seed=seed, device=task_device(),
-                            callback=step_progress(config["steps"]))
+                held = None if held_raw is None else _normalised(held_raw, scale)
+                res = train_in_task(model, _normalised(train_raw, scale), config,
+                                    eval_data=held,
+                                    steps=config["steps"], batch_size=config["batch_size"],
+                                    lr=config["lr"], warmup=config["warmup"],
+                                    schedule=config["schedule"],
+                                    weight_decay=config["weight_decay"],
+                                    eval_every=config["eval_every"] if held_raw is not None else 0,
+                                    plateau=plateau_rule(config), seed=seed, device=task_device(),
+                                    callback=step_progress(config["steps"]))
                 if res.diverged:
                     curve = np.full(T, np.nan)
                 else:

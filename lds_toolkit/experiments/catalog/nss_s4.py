@@ -71,6 +71,7 @@ from ..scales import by_scale
 from ._config_ranges import TRAINING_RANGES, Int, Real, activations, model_names
 from ._neural_common import (
     PLATEAU,
+    TRAINING_DEFAULTS,
     NeuralExperiment,
     by_model,
     plateau_rule,
@@ -80,6 +81,7 @@ from ._neural_common import (
     task_device,
     task_threads,
     torch_seed,
+    train_in_task,
     training_record,
 )
 from ._nss_s4_measures import (
@@ -143,6 +145,13 @@ class GradientSum:
         total = sum(float(p.grad.sum()) for p in self.model.parameters() if p.grad is not None)
         self.values.append(total)
         return False
+
+    def state_dict(self) -> dict:
+        """The sums so far (JSON), for training checkpoints."""
+        return {"values": list(self.values)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.values = [float(v) for v in state["values"]]
 
 
 # ------------------------------------------------------------------------------- experiment
@@ -219,13 +228,13 @@ class NssS4(NeuralExperiment):
                "d_model": 16, "d_state": 64,
                "seeds": by_scale(scale, quick=1, medium=8, paper=10),
                "models": list(MODELS)}
+        cfg.update(TRAINING_DEFAULTS)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
 
     def run_task(self, config, task, rng):
         from ...neural.tasks import sine_fit
-        from ...neural.training import train
 
         n, freq, jit = config["n_points"], config["frequency"], config["jitter"]
         data = sine_fit(n, frequency=freq)
@@ -238,12 +247,13 @@ class NssS4(NeuralExperiment):
         with task_threads(1):
             model = build_model(task["model"], config, seed)
             grads = GradientSum(model)
-            res = train(model, data, eval_data=validation, steps=config["steps"],
-                        batch_size=1, lr=config["lr"], warmup=config["warmup"],
-                        schedule=config["schedule"], grad_clip=None, divergence_factor=None,
-                        eval_every=config["eval_every"] if validation is not None else 0,
-                        plateau=plateau_rule(config), seed=seed, device=task_device(),
-                        callback=step_progress(config["steps"], grads))
+            res = train_in_task(model, data, config, eval_data=validation, steps=config["steps"],
+                                batch_size=1, lr=config["lr"], warmup=config["warmup"],
+                                schedule=config["schedule"], grad_clip=None,
+                                divergence_factor=None,
+                                eval_every=config["eval_every"] if validation is not None else 0,
+                                plateau=plateau_rule(config), seed=seed, device=task_device(),
+                                callback=step_progress(config["steps"], grads))
             record = {**training_record(res), "grad_sum_curve": np.asarray(grads.values),
                       "eval_steps": res.evals["step"], "eval_loss": res.evals["loss"]}
             if res.diverged:

@@ -7,7 +7,6 @@ labels; real-valued tasks (cloze, sine fitting, LDS streams) hold float inputs a
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from ..._atomic import atomic_write
 from ..._jsonable import to_jsonable
 from ..._repr import compact_repr
-from ..._safe_files import UnsafeFileError, memory_read_cap, read_regular_file
+from ._task_checks import check_save_path, check_subset_index, check_task_fields, read_task_file
 
 #: Label written where a token task has no target (ignored by the loss, as torch's default).
 IGNORE_INDEX = -100
@@ -99,6 +99,7 @@ class SequenceTask:
                                  f"{self.vocab_size}), got ids from {lo} to {hi}")
         if self.n_classes is not None:
             self._check_class_targets()
+        check_task_fields(self)  # name, token ids, finite values (_task_checks.py)
 
     def _check_class_targets(self) -> None:
         """Classification targets: integers in ``[0, n_classes)`` wherever a mask scores them
@@ -141,6 +142,7 @@ class SequenceTask:
         too; everything else is kept as is.
         """
         n = len(self)
+        index = check_subset_index(index, n)
         info = {k: (v[index] if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n
                     else v) for k, v in self.info.items()}
         return replace(self, inputs=self.inputs[index], targets=self.targets[index],
@@ -158,10 +160,13 @@ class SequenceTask:
         return self.subset(slice(0, cut)), self.subset(slice(cut, None))
 
     def save(self, path: str | Path) -> Path:
-        """Write the task to ``path`` (``.npz``): the arrays, the array entries of ``info``
-        and its JSON-serialisable scalars. Generators never write; this is the "when asked".
+        """Write the task to ``path`` (an ``.npz`` archive, written atomically to exactly that
+        name): the arrays, the array entries of ``info`` and its JSON-serialisable scalars.
+        Generators never write; this is the "when asked". The directory of ``path`` must
+        exist (``FileNotFoundError`` otherwise: nothing is created elsewhere), and ``path``
+        must not be a directory (``IsADirectoryError``).
         """
-        path = Path(path)
+        path = check_save_path(path)
         arrays = {"inputs": self.inputs, "targets": self.targets, "mask": self.mask,
                   "eval_mask": self.eval_mask}
         meta = {"vocab_size": self.vocab_size, "n_classes": self.n_classes, "name": self.name,
@@ -172,23 +177,18 @@ class SequenceTask:
             else:
                 meta["info"][k] = to_jsonable(v)
         arrays["meta"] = np.array(json.dumps(meta))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, **arrays)
-        return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+        atomic_write(path, lambda fh: np.savez_compressed(fh, allow_pickle=False, **arrays))
+        return path
 
     @classmethod
     def load(cls, path: str | Path) -> SequenceTask:
-        """Read a task written by :meth:`save` (a regular file: a FIFO or device at ``path`` is
-        refused with ``ValueError``, never waited on)."""
-        try:
-            data = read_regular_file(path, memory_read_cap(), follow_symlinks=True,
-                                     what="task file")
-        except UnsafeFileError as exc:
-            raise ValueError(str(exc)) from None
-        with np.load(io.BytesIO(data), allow_pickle=False) as f:
-            meta = json.loads(str(f["meta"]))
-            info = dict(meta["info"])
-            info.update({k[5:]: f[k] for k in f.files if k.startswith("info/")})
-            return cls(f["inputs"], f["targets"], f["mask"], f["eval_mask"],
-                       vocab_size=meta["vocab_size"], n_classes=meta["n_classes"],
-                       name=meta["name"], info=info)
+        """Read a task written by :meth:`save`. ``FileNotFoundError`` when nothing is at
+        ``path``; ``ValueError`` naming ``path`` for anything that is not such a file (a FIFO
+        or device, never waited on; a directory; a file over half the memory available; a
+        truncated or foreign archive; object arrays, never unpickled; missing entries). See
+        :mod:`~lds_toolkit.neural.tasks._task_checks`."""
+        read = read_task_file(path)
+        meta, a = read["meta"], read["arrays"]
+        return cls(a["inputs"], a["targets"], a["mask"], a["eval_mask"],
+                   vocab_size=meta["vocab_size"], n_classes=meta["n_classes"],
+                   name=meta["name"], info=read["info"])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._random import RngLike, as_generator
-from ..._validation import check_real
+from ..._validation import check_fits_in_memory, check_real
 from ...systems import LDS, simulate
 from ...systems.lds import require_discrete
 from ._checks import check_length, check_positive_int
@@ -59,6 +59,12 @@ def lds_next_output(system: LDS, n: int, length: int, *, input_scale: float = 1.
     n = check_positive_int("n", n)
     length = check_length("length", length, 1)
     input_scale = check_real("input_scale", input_scale, low=0.0, low_inclusive=False)
+    d_in, d_out = system.n_inputs, system.n_outputs
+    # u and y (L + 1 steps), the simulated states, inputs and targets: float64 each
+    per_step = 2 * d_in + 3 * d_out + system.n_states
+    check_fits_in_memory("n * length", f"{n} * {length}", 8.0 * n * (length + 1) * per_step,
+                         f"the float64 streams, states, inputs and targets ({per_step} numbers "
+                         f"per step of each of the n streams)")
     gen = as_generator(rng)
     u = input_scale * gen.standard_normal((n, length + 1, system.n_inputs))
     y = simulate(system, u, process_noise=process_noise, obs_noise=obs_noise, output="lengen",
