@@ -113,6 +113,28 @@ def test_inductor_compiles_focus():
     _compiled_matches_eager(layer, "inductor")
 
 
+@pytest.mark.slow
+def test_flex_route_traces_in_one_graph():
+    """The route compiled on CUDA (flex_attention with the decay and pooled ALiBi as
+    score_mod, the causal block mask built inside the graph) traced on CPU through AOT
+    autograd with fullgraph, forward only (flex_attention has no CPU backward): the dense
+    route's output to float32 round-off. ~15 s of CPU."""
+    from lds_toolkit.neural._las_core import alibi_slopes, las_attention
+
+    torch._dynamo.reset()
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 40, 8, generator=g) for _ in range(3))
+    alpha, slopes = torch.tensor([0.0, 0.01, 0.3, 1.0]), alibi_slopes(4)
+
+    def flex(q, k, v):
+        return las_attention(q, k, v, alpha, 3, "before_softmax", alibi=slopes, backend="flex")
+
+    with torch.no_grad():
+        out = torch.compile(flex, backend="aot_eager", fullgraph=True)(q, k, v)
+        ref = las_attention(q, k, v, alpha, 3, "before_softmax", alibi=slopes)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("build", ["context", "moved"])
 def test_every_layer_builds_and_runs_on_meta(build):
     """Built inside ``torch.device("meta")`` or moved there with ``.to("meta")``: every
