@@ -11,10 +11,10 @@ elementwise functions of the head and of the absolute query and key positions (L
 
 Precision. The scores, the bias, the softmax and its statistics are computed in float32 (in
 float64 for float64 inputs) whatever the dtype of ``q, k, v``: under bf16 autocast only the
-inputs are rounded to bf16, the decay or bias is not. (Folding the decay into rescaled query
-and key columns, as LaS did before, hands the fused kernel operands of ~1e9 and masked scores
-of ~1e17, which bf16 kernels with a finite mask value turn into 47-70 % errors:
-``tests/neural/test_bf16.py``.)
+inputs are rounded to bf16, the decay or bias is not. (Folding the decay into rescaled
+queries and keys, as LaS did before, hands the fused kernel operands of ~4e9 and masked scores
+up to ~4e9 times the real ones, which a kernel with a finite mask value (-65504) turns into
+47-70 % errors: ``tests/neural/test_bf16.py``.)
 
 Two routes compute the same numbers:
 
@@ -22,10 +22,12 @@ Two routes compute the same numbers:
   and the causal mask as a block mask; torch.compile turns it into one fused kernel (scores in
   float32 inside, no L x L tensor). Used on CUDA while ``torch.compile`` traces the model.
 * ``"dense"``: explicit float32 scores, one block of ``block`` queries at a time (recomputed
-  in the backward pass when there are several blocks, so memory is O(block * Lk)). Used
-  everywhere else: on CPU (flex_attention has no CPU backward), in eager mode on CUDA (eager
-  flex_attention materialises every score at once), on the meta device and on torch builds
-  without flex_attention. It runs under ``torch.compile`` without graph breaks.
+  in the backward pass when there are several blocks, so memory is O(block * Lk)), each in
+  causal tiles of ``TILE`` queries (a tile's keys end at its last query) and pieces of the
+  batch of about ``PIECE_ENTRIES`` scores (they stay in cache). Used everywhere else: on CPU
+  (flex_attention has no CPU backward), in eager mode on CUDA (eager flex_attention
+  materialises every score at once), on the meta device and on torch builds without
+  flex_attention. It runs under ``torch.compile`` without graph breaks.
 """
 
 from __future__ import annotations
@@ -45,16 +47,11 @@ try:  # torch >= 2.5
 except ImportError:  # pragma: no cover - older torch: the dense route only
     create_block_mask = flex_attention = None
 
-__all__ = ["BiasFn", "BACKENDS", "scored_attention", "flex_available"]
+__all__ = ["BiasFn", "BACKENDS", "scored_attention"]
 
 #: ``f(head, query_pos, key_pos) -> Tensor`` broadcastable over the three index tensors
 BiasFn = Callable[[Tensor, Tensor, Tensor], Tensor]
 BACKENDS = ("auto", "flex", "dense")
-
-
-def flex_available() -> bool:
-    """Whether this torch has ``torch.nn.attention.flex_attention``."""
-    return flex_attention is not None
 
 
 def _use_flex(q: Tensor) -> bool:
