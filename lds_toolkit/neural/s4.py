@@ -73,7 +73,7 @@ def s4d_init_imag(d_state: int, init: str) -> torch.Tensor:
     ``"legs"`` (S4D-LegS): ``Im A_n = ω_n > 0``, the eigenvalues ``±iω_n`` of the skew part of
     the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural._hippo`), in increasing order.
     """
-    n = torch.arange(d_state // 2, dtype=torch.float64)
+    n = torch.arange(d_state // 2, dtype=torch.float64, device="cpu")
     if init == "lin":
         return math.pi * n
     if init == "inv":
@@ -99,7 +99,7 @@ def s4d_init(d_state: int, init: str) -> tuple[torch.Tensor, torch.Tensor]:
     if init == "legs":
         B = torch.from_numpy(legs_nplr(d_state).B / 2)
     else:
-        B = torch.ones(d_state // 2, dtype=torch.complex128)
+        B = torch.ones(d_state // 2, dtype=torch.complex128, device="cpu")
     return A, B
 
 
