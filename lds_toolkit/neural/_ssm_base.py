@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._bridge import ChannelBlocks
+from ._bridge import ChannelBlocks, export_names
 from ._fftconv import causal_conv, compute_dtype
 from ._init import Seed, on_default_device, seeded
 from ._validation import (
@@ -249,8 +249,9 @@ class SSMBase(nn.Module):
             "s4-bilinear")`` for ``disc="bilinear"``; for ``disc="zoh"``,
             ``S4Recursion(*discretize(sys, 1.0, "zoh") matrices).to_lds()``.
             States are real, interleaving ``(Re z_n, Im z_n)`` of the layer's complex state
-            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: inputs
-            ``u[h]``, outputs ``y[h]`` of the channels.
+            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: those of
+            the system the layer was built from (``from_lds``), else inputs ``u[h]``, outputs
+            ``y[h]`` of the channels.
         """
         blocks = self._export(channel, continuous, rate)
         if continuous:
@@ -266,8 +267,7 @@ class SSMBase(nn.Module):
         return self._export(channel, False, rate).s4_recursion()
 
     def _export_names(self, channel):
-        hs = range(self.d_model) if channel is None else [channel]
-        return {"inputs": [f"u[{h}]" for h in hs], "outputs": [f"y[{h}]" for h in hs]}
+        return export_names(self, channel)
 
     def _export(self, channel, continuous, rate):
         name = type(self).__name__
