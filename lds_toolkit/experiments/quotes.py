@@ -1,4 +1,4 @@
-"""Numbers quoted from committed runs: ``{{ median quick/cloze mse_seeds/s4+attention }}``.
+"""Numbers the docs quote from committed runs, read from the runs when the site is built.
 
 A page that explains an experiment quotes its numbers. Typed by hand they go stale the day
 the run is redone; :func:`render` replaces each *quote* in a text by the number read from the
@@ -7,7 +7,8 @@ and raises :class:`QuoteError` naming the quote when it cannot: a missing run, p
 fails the docs build (``docs/_site/hooks.py`` renders every page) instead of printing a
 number nobody computed.
 
-Syntax: ``{{ FUNCTION SCALE/NAME ARGUMENT... }}``, ``PATH`` a summary path as the claims
+Syntax: ``{{ FUNCTION SCALE/NAME ARGUMENT... }}`` (``{{ median quick/cloze
+mse_seeds/s4+attention }}``), ``PATH`` a summary path as the claims
 write it (``/``-separated, list indices as numbers, :func:`~.claims.lookup`), ``FMT`` an
 optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
 
