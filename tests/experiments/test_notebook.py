@@ -63,6 +63,7 @@ def test_a_notebook_keeps_its_inline_plots_after_toolkit_calls(notebook):
 
 def test_reproduce_displays_its_figures_and_verdicts_in_a_notebook(notebook):
     from lds_toolkit.experiments import get_experiment
+    from lds_toolkit.experiments.configs import build_config
 
     nb, outdir = notebook
     shown = [o for o in nb.cells[1].outputs if o["output_type"] == "execute_result"]
@@ -83,5 +84,6 @@ def test_reproduce_displays_its_figures_and_verdicts_in_a_notebook(notebook):
     assert f"<code>{outdir}</code>" in page
     assert base64.b64decode(data["image/png"]) in [p.read_bytes() for p in pngs]
     text = data["text/plain"]
-    assert text.startswith(f"{RUN} at quick scale: 3 tasks (3 computed, 0 loaded)")
+    n = build_config(get_experiment(RUN), scale="quick")["seeds"]  # one task per seed
+    assert text.startswith(f"{RUN} at quick scale: {n} tasks ({n} computed, 0 loaded)")
     assert "claims: 3 hold, 1 paper error confirmed" in text
