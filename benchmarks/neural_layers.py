@@ -68,6 +68,10 @@ LAYERS = {
     "las": "LaS attention (full)",
     "las-chunk": "LaS-chunk (chunk 128)",
     "sdpa": "SDPA causal attention (baseline)",
+    # the long-sequence paths with activation recomputation (lds_toolkit.neural.recompute)
+    "s4-dplr-rc": "S4 (DPLR) + recomputation",
+    "stu-exact-rc": "STU exact + recomputation",
+    "focus-rc": "Focus + recomputation",
 }
 
 
@@ -88,6 +92,13 @@ def _stu_filters(L: int, k: int):
 def build(name: str, d_model: int, L: int):
     """Return (layer, note) or raise ImportError when the layer is not available."""
     from lds_toolkit import neural
+
+    if name.endswith("-rc"):
+        from lds_toolkit.neural.recompute import set_recompute
+
+        layer, note = build(name[:-3], d_model, L)
+        set_recompute(layer)
+        return layer, note
 
     if name == "s4":
         return neural.S4(d_model, seed=0), ""
@@ -160,9 +171,12 @@ def worker(args) -> dict:
             base = rss_before_warmup
             note = (note + "; " if note else "") + "peak RSS since before the warm-up"
     times = [first] if first >= 5.0 else []  # a slow first pass counts as a measurement
-    while len(times) < args.min_repeats or (sum(times) < args.min_time and len(times) < 10):
+    measured = 0  # passes since the peak was reset: the memory needs one
+    while (len(times) < args.min_repeats or measured == 0
+           or (sum(times) < args.min_time and len(times) < 10)):
         times.append(one_pass())
-        if times[-1] >= 5.0 and len(times) >= 1:
+        measured += 1
+        if times[-1] >= 5.0:
             break
     if device.type == "cuda":
         peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20

@@ -10,7 +10,9 @@ to an empty output.
 
 Training: :func:`train` with a :class:`TrainConfig`, then :func:`evaluate` / :func:`predict`;
 several runs at once (stacked, to fill a GPU): :func:`train_group` with :class:`RunSpec`
-(:mod:`~lds_toolkit.neural.run_group`).
+(:mod:`~lds_toolkit.neural.run_group`). Long sequences: :func:`set_recompute` switches on
+activation recomputation in Focus, STU (exact) and the S4 SSMs
+(:mod:`~lds_toolkit.neural.recompute`).
 The loop is :mod:`lds_toolkit.neural.training`; its parts live beside it in
 :mod:`~lds_toolkit.neural.training_config` (config, plateau rule, schedule),
 :mod:`~lds_toolkit.neural.batching` (tensors and batch order),
@@ -36,6 +38,7 @@ from .blocks import LAYER_REGISTRY, MLP, Block, SelfAttention, SequenceModel, re
 from .dplr import DPLRSSM
 from .focus import Focus
 from .las import LaSAttention
+from .recompute import set_recompute
 from .run_group import RunSpec, train_group
 from .s4 import S4, DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
@@ -74,6 +77,7 @@ __all__ = [
     "train",
     "train_group",
     "RunSpec",
+    "set_recompute",
     "input_checks",
     "input_checks_enabled",
     "set_input_checks",

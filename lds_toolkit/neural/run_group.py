@@ -21,9 +21,11 @@ form one stack; different stacks train one after another (``max_stack`` caps a s
 size). A stack of one trains exactly as :func:`~lds_toolkit.neural.training.train` does.
 
 Limits. Random operations in the forward pass (dropout with p > 0) are refused: under vmap
-they could not draw the numbers the run draws alone. A callback sees its run's model with
-the parameters, buffers and gradients of the step it is called at (they are written back
-from the stack before it is called).
+they could not draw the numbers the run draws alone. A run whose model recomputes
+activations (:func:`~lds_toolkit.neural.recompute.set_recompute`) is not stacked
+(``torch.utils.checkpoint`` does not run under vmap): it trains alone, with the same
+numbers. A callback sees its run's model with the parameters, buffers and gradients of the
+step it is called at (they are written back from the stack before it is called).
 """
 
 from __future__ import annotations
@@ -67,8 +69,11 @@ def _shared(cfg: TrainConfig) -> dict:
 
 
 def _stack_key(run: TrainRun) -> tuple:
-    """What runs must share to be stacked (module docstring)."""
+    """What runs must share to be stacked (module docstring); a run with activation
+    recomputation on gets a key of its own (it trains alone)."""
     ev = run.eval_data
+    if any(getattr(m, "recompute", False) for m in run.model.modules()):
+        return ("alone", id(run))
     return (architecture(run.model), repr(sorted(_shared(run.cfg).items())),
             run.data.inputs.shape, run.data.targets.shape, run.data.kind,
             None if ev is None else (ev.inputs.shape, ev.targets.shape), run.start_step)

@@ -199,3 +199,15 @@ def test_group_refuses_dropout_and_bad_arguments():
         train_group([RunSpec(_model(0), _DATA[0])], max_stack=0)
     with pytest.raises(TypeError, match="unknown settings"):
         train_group([RunSpec(_model(0), _DATA[0])], stepz=3)
+
+
+@pytest.mark.slow
+def test_compiled_group_gives_the_eager_runs_numbers():
+    """compile=True for a stack compiles the vmapped step (aot_eager here: dynamo and
+    AOTAutograd without inductor's code generation, seconds on a CPU)."""
+    alone = [train(_model(s), _DATA[0], eval_data=_EVAL, seed=s, **COMMON) for s in (0, 1)]
+    grouped = train_group([RunSpec(_model(s), _DATA[0], eval_data=_EVAL, overrides={"seed": s})
+                           for s in (0, 1)], compile={"backend": "aot_eager"}, **COMMON)
+    for a, b in zip(alone, grouped):
+        np.testing.assert_allclose(b.history["loss"], a.history["loss"], rtol=1e-5)
+        np.testing.assert_allclose(b.evals["loss"], a.evals["loss"], rtol=1e-5)
