@@ -17,6 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "results" / "gpu-check"
+#: Committed CPU runs of this work's pieces (``neural_layers.py --json`` with the ``-rc``
+#: rows; ``run_group.py``'s output).
+CPU_EVIDENCE = ROOT / "docs" / "results" / "cpu-evidence"
 
 #: Issue 34's measurements (the issue text and FACTS.md's GPU section), before the work on
 #: precision, compilation, stacked runs and recomputation.
@@ -58,14 +61,15 @@ minutes, each part in a time box so that one failure does not eat the slot:
 1. `pytest -m gpu` (what `make test-gpu` runs);
 2. the CUDA layer table (`benchmarks/neural_layers.py --device cuda --fractions`): forward +
    backward time and peak memory per layer at 4K, 16K and 64K tokens (batch 8, d 256), SDPA
-   as the baseline, each point's TFLOP/s and GB/s as fractions of the bf16 GEMM peak and the
-   copy (HBM) bandwidth measured in the same run;
+   as the baseline, S4-DPLR, STU exact and Focus also with activation recomputation
+   (`set_recompute`, the `-rc` rows), each point's TFLOP/s and GB/s as fractions of the bf16
+   GEMM peak and the copy (HBM) bandwidth measured in the same run;
 3. the training table (`benchmarks/training_steps.py`): the las-ablation gpu model, L-only,
    Focus at 1K alone and 8 runs stacked (`train_group`), Focus at 4K; ms/step, tokens/s,
    TFLOP/s and the fraction of the bf16 peak at fp32, tf32 and bf16, eager and compiled;
 4. 200 steps of the las-ablation gpu model in bf16 against float32
    (`benchmarks/bf16_training.py`; the acceptance asks within 2 %);
-5. a slice of the gpu scale: `lds-toolkit reproduce assoc-recall --scale gpu --time-budget 40`
+5. a slice of the gpu scale: `lds-toolkit reproduce assoc-recall --scale gpu --time-budget 25`
    and the steps its checkpoints reached.
 
 Everything goes, as it is measured, to `benchmarks/results/<device>-<date>/`, with
@@ -89,8 +93,39 @@ def _demote(text: str) -> str:
     return "\n".join(("##" + ln) if ln.startswith("#") else ln for ln in text.splitlines())
 
 
+def recompute_rows() -> list[str]:
+    """The CPU evidence for recomputation: peak memory (and time) of each long-sequence path
+    with and without it against SDPA, from the committed ``recompute_layers.json``."""
+    import json
+
+    path = CPU_EVIDENCE / "recompute_layers.json"
+    if not path.is_file():
+        return []
+    res = json.loads(path.read_text())
+    a, r = res["args"], res["results"]
+    sdpa = r["sdpa"]
+    lines = [f"On a CPU ({a['threads']} thread, batch {a['batch']}, d {a['d_model']}; torch "
+             f"{res.get('torch', '?')}, {res.get('date', '?')}; load {res.get('load_start', '?')}"
+             f" at the start; times in the file are of one pass under load, not compared "
+             "here): peak memory of one forward + backward as resident-set growth "
+             "(the kernel's high-water mark, glibc's mmap threshold at 64 KiB so that freed "
+             "tensors leave the resident set), against causal SDPA's "
+             f"(`{path.relative_to(ROOT)}`).", "",
+             "| layer | L | peak MB | / SDPA | with recomputation | / SDPA |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for base in ("s4-dplr", "stu-exact", "focus"):
+        for L in sorted(r.get(base, {}), key=int):
+            p0, p1, s0 = r[base][L], r.get(base + "-rc", {}).get(L), sdpa.get(L)
+            if not (p1 and s0 and p0["status"] == p1["status"] == s0["status"] == "ok"):
+                continue
+            lines.append(f"| {base} | {L} | {p0['peak_mb']:.0f} | "
+                         f"{p0['peak_mb'] / s0['peak_mb']:.2f} | {p1['peak_mb']:.0f} | "
+                         f"{p1['peak_mb'] / s0['peak_mb']:.2f} |")
+    return ["", "### Activation recomputation: CPU evidence", "", *lines]
+
+
 def markdown() -> list[str]:
-    lines = ["", "## CUDA", "", HOW, "", "### After this work", ""]
+    lines = ["", "## CUDA", "", HOW, *recompute_rows(), "", "### After this work on a GPU", ""]
     run = latest_run()
     if run is None:
         lines += ["**Not yet run on a GPU after this work**: no GPU was lent to the sessions "

@@ -269,6 +269,7 @@ def main(argv=None) -> int:
         else "torch.cuda.max_memory_allocated growth during fwd+bwd"
     )
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    load_start = load
     print(
         f"device={args.device} threads={args.threads} batch={args.batch} "
         f"d_model={args.d_model} lengths={lengths}\npeak memory = {mem_what}\n"
@@ -339,11 +340,20 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json),
                                                                 "markdown": str(args.markdown)},
-                                         "peaks": peaks, "results": results},
+                                         "peaks": peaks, "results": results,
+                                         "load_start": load_start, "load_end": load,
+                                         "torch": _torch_version(),
+                                         "date": time.strftime("%Y-%m-%d")},
                                         indent=1, default=str))
     if args.markdown:
         args.markdown.write_text(table_md)
     return 0
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
 
 
 def _measure_peaks(args) -> dict:
