@@ -24,7 +24,7 @@ TEST_JOBS ?= 2
 TORCH_INDEX ?=
 PIP := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-check results venv clean
+.PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-check lessons results venv clean
 
 venv: $(DEV)
 
@@ -73,10 +73,17 @@ docs: $(DEV)
 
 # Read every page for raw math and code-block equations, then serve site/ on localhost and
 # load pages in headless Chromium (Debian's package: apt-get install chromium); fail on console
-# errors, missing images or unrendered equations; screenshots in docs-check/.
+# errors, missing images or unrendered equations; screenshots in docs-check/. Then run lesson 1
+# in a live JupyterLab and move its slider (docs/_site/lab_slider_check.py).
 docs-check: docs
 	@test -x $(BIN)/playwright || $(PIP) -e ".[browser]"
 	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
+	$(BIN)/python docs/_site/lab_slider_check.py --lesson 01_memory_and_regions --out docs-check
+
+# Every lesson's student and solution notebooks, slides and otter autograder archive into
+# handout/ (docs/lessons/; what a teacher hands out: see docs/lessons/index.md)
+lessons: $(DEV)
+	$(BIN)/python docs/_site/lessons.py --out handout
 
 # Copy the runs under FROM (default figures/) into docs/results/ and regenerate the
 # reproduction table of docs/index.md, e.g. make results FROM="figures figures-full"
@@ -97,4 +104,4 @@ bench: $(DEV)
 	$(BIN)/python benchmarks/bench_table.py --write-docs
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache figures/*/ build *.egg-info site docs-check
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache figures/*/ build *.egg-info site docs-check handout

@@ -5,6 +5,7 @@ Usage::
     python benchmarks/neural_layers.py                 # CPU, L in {1024, 4096, 16384}
     python benchmarks/neural_layers.py --quick         # CPU, L in {256, 1024}: about a minute
     python benchmarks/neural_layers.py --device cuda   # same table on a GPU
+    python benchmarks/neural_layers.py --scores        # LaS attention core: routes compared
 
 Every (layer, L) point runs in its own subprocess, so one measurement's memory cannot leak into
 the next. Sizes: batch 8, d_model 64 (``--batch``, ``--d-model``). Each point times
@@ -34,6 +35,14 @@ attention close to 16x.
 Focus and LaS attention (``lds_toolkit/neural/focus.py``, ``las.py``) run with their defaults
 (LaS also as LaS-chunk, chunk 128) and are reported as "not available" where those modules are
 missing.
+
+``--scores`` times only the attention of LaS (the las-ablation shape: 8 heads of width 8,
+128-token chunks, log-spaced decays up to 1) by each route, forward+backward and forward only:
+the route the layer takes since issue 34 (decay and bias in float32 scores: explicit scores on
+CPU and eager CUDA, ``flex_attention`` compiled on CUDA), the pre-issue-34 construction (decay
+folded into rescaled queries and keys, fused SDPA; wrong in bf16 on an H200) and plain causal
+SDPA without any decay (a floor). flex_attention has no CPU backward, so on CPU it is timed
+forward only, eagerly.
 
 STU needs the spectral filters of H_L (``lds_toolkit.learning.filters``). Where that module is
 missing the benchmark uses random orthonormal stand-in filters of the same shape (timing and
@@ -218,6 +227,74 @@ def run_point(args, layer: str, L: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _median_time(fn, sync, min_repeats=5, min_time=1.0) -> float:
+    fn()  # warm-up (first-call set-up, compilation)
+    times: list[float] = []
+    while len(times) < min_repeats or (sum(times) < min_time and len(times) < 50):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def scores_table(args) -> None:
+    """``--scores``: the LaS attention core by route (module docstring)."""
+    import warnings
+
+    import torch
+    import torch.nn.functional as F
+
+    from lds_toolkit.neural._las_core import las_alpha_init, las_attention
+    from lds_toolkit.neural._las_reference import las_attention_rescaled
+
+    torch.set_num_threads(args.threads)
+    dev = torch.device(args.device)
+    n_chunks, heads, m, dh = args.batch * max(1, args.chunk_length // 128), 8, 128, 8
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(n_chunks, heads, m, dh, generator=g).to(dev) for _ in range(3))
+    alpha = las_alpha_init(heads, 1e-3, "log").to(dev)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    scores = las_attention
+    if dev.type == "cuda":  # the layer's route under torch.compile: flex_attention
+        scores = torch.compile(las_attention, fullgraph=True)
+    routes = {
+        "scores (this route)": lambda q, k, v: scores(q, k, v, alpha, 1),
+        "rescaled SDPA (pre-34)": lambda q, k, v: las_attention_rescaled(q, k, v, alpha, 1),
+        "causal SDPA, no decay": lambda q, k, v: F.scaled_dot_product_attention(
+            q, k, v, is_causal=True),
+    }
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"LaS attention core on {args.device}, {args.threads} threads: {n_chunks} chunks x "
+          f"{heads} heads x {m} x {dh} (batch {args.batch} x L {args.chunk_length}, "
+          f"chunk 128), float32\nload average at start: {load} on {os.cpu_count()} cores\n")
+    results = {}
+    for label, fn in routes.items():
+        qkv = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        fwd_bwd = _median_time(lambda fn=fn, qkv=qkv: fn(*qkv).square().sum().backward(), sync)
+        with torch.no_grad():
+            fwd = _median_time(lambda fn=fn: fn(q, k, v), sync)
+        results[label] = (fwd_bwd, fwd)
+    if dev.type == "cpu":  # eager flex_attention, forward only
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fwd = _median_time(lambda: las_attention(q, k, v, alpha, 1, backend="flex"), sync)
+        results["flex_attention eager (fwd only)"] = (None, fwd)
+    base = results["rescaled SDPA (pre-34)"]
+    print(f"{'route':34s} {'fwd+bwd':>10s} {'ratio':>6s} {'fwd':>10s} {'ratio':>6s}")
+    for label, (fb, f) in results.items():
+        fb_txt = (f"{'-':>10s} {'-':>6s}" if fb is None
+                  else f"{fb * 1e3:8.2f}ms {fb / base[0]:6.2f}")
+        print(f"{label:34s} {fb_txt} {f * 1e3:8.2f}ms {f / base[1]:6.2f}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nratios against the rescaled SDPA route in the same run; load average at end: {load}")
+
+
 def _fmt(v, unit=""):
     return "-" if v is None else f"{v:.3g}{unit}"
 
@@ -240,6 +317,10 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="also write the results here")
     p.add_argument("--markdown", type=Path, help="also write the table as markdown here")
     p.add_argument("--peaks-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--scores", action="store_true",
+                   help="time the LaS attention core by route instead (see the docstring)")
+    p.add_argument("--chunk-length", type=int, default=1024,
+                   help="--scores: sequence length cut into 128-token chunks")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--layer", help=argparse.SUPPRESS)
     p.add_argument("--length", type=int, help=argparse.SUPPRESS)
@@ -250,6 +331,9 @@ def main(argv=None) -> int:
         return 0
     if args.peaks_only:
         print(json.dumps(_measure_peaks(args)))
+        return 0
+    if args.scores:
+        scores_table(args)
         return 0
     if args.device == "cuda":
         import torch

@@ -122,21 +122,22 @@ def cases(quick: bool):
 #: 2-core development machine, one thread.
 REASONS = {
     "las (las-ablation)": (
-        "The attention core is torch's fused CPU attention (SDPA) on 640 independent 128 x 128 "
-        "problems of head width 8 (padded to 16, which the kernel runs faster); SDPA alone is "
-        "~60 % of the pass. Measured for the same core: explicit batched matrix products over "
-        "the chunks 2.3x slower (each 42M-entry score tensor crosses memory ~10 times), the "
-        "same grouped 16 chunk-batches at a time 1.4x slower, torch.compile 2.6x slower after "
-        "78 s of compilation. The head with rate 1 (log schedule) runs in query blocks: its "
-        "decay spans e^127 within a chunk, beyond float32."),
+        "The attention core runs on 640 independent 128 x 128 problems of head width 8. Since "
+        "issue 34 the decay (and ALiBi) are biases of explicit float32 scores, computed in "
+        "pieces of ~2M entries (16 chunk-batches) that stay in cache: issue 28 measured that "
+        "grouping 1.4x slower than the fused SDPA call of the construction before (decay "
+        "folded into rescaled queries and keys; 47-70 % off float32 in bf16 on an H200) and "
+        "one ungrouped score tensor 2.3x slower (it crosses memory ~10 times); "
+        "benchmarks/neural_layers.py --scores times both routes. Compiled on CUDA the core is "
+        "one fused flex_attention kernel."),
     "las alibi (las-ablation)": (
-        "As LaS: fused SDPA on 128-token chunks of width 8 (+2 ALiBi columns), padded to 16."),
+        "As LaS: the ALiBi bias is added to the same float32 scores."),
     "focus (assoc-recall)": (
         "Mostly FFT convolutions (the global hyper-network convolution, the per-bin IIR "
         "filters) and elementwise gates: memory-bound work that FLOP counts understate, ~730 "
         "aten ops per pass. The FFT convolution already has a hand-written gradient "
-        "(benchmarks/fft_conv.py). torch.compile fails on this layer (inductor "
-        "BackendCompilerFailed, torch 2.13 CPU)."),
+        "(benchmarks/fft_conv.py). torch.compile failed on this layer until issue 34 (its "
+        "chunked attention handed SDPA 5-D tensors, which inductor rejects; now 4-D)."),
     "las full (assoc-recall)": (
         "Full causal SDPA at L = 1024 with head width 8 (padded to 16): the fused kernel's "
         "speed at that width; the FLOP count includes the masked half."),

@@ -120,3 +120,16 @@ def test_published_tutorial_outputs_show_nothing_of_the_building_machine():
                                                text=f"saved to {ROOT}/figures/x.png\n"))
     with pytest.raises(ValueError, match="building machine's path"):
         hooks.published_outputs(nb, "t.py")
+
+
+def test_teaching_section_lists_every_lesson(site):
+    """The syllabus's generated table and the navigation name every lesson in
+    docs/lessons/; each lesson has a page (this build does not execute them: make docs makes
+    the downloads) and the course data set is offered."""
+    syllabus = (site / "lessons" / "index.html").read_text()
+    for script in sorted((ROOT / "docs" / "lessons").glob("[0-9][0-9]_*.py")):
+        assert f'href="{script.stem}.html"' in syllabus, script.name
+        page = (site / "lessons" / f"{script.stem}.html").read_text()
+        assert "Not executed" in page and "Solution" in page, script.name
+    assert "Teaching" in (site / "index.html").read_text()
+    assert (site / "lessons" / "course_streams.npz").stat().st_size > 0

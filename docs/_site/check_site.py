@@ -46,6 +46,8 @@ PAGES = {
     "focus": "layers/focus.html",
     "las": "layers/las.html",
     "tutorial": "tutorials/02_spectral_filtering.html",
+    "syllabus": "lessons/index.html",
+    "lesson": "lessons/01_memory_and_regions.html",
     "api": "api/systems.html",
 }
 #: Prose pages (paths in site/, ``*`` a folder): every code block names its language.
@@ -93,6 +95,8 @@ def static_problems(site: Path) -> dict[str, list[str]]:
         rel = f.relative_to(site).as_posix()
         if rel.startswith("assets/") or rel in ("404.html", "search.html"):
             continue
+        if rel.endswith(".slides.html"):  # lesson slides: a download, nbconvert's reveal.js
+            continue                      # deck whose MathJax renders its own $…$
         problems = page_problems(f.read_text(encoding="utf-8"), is_prose(rel))
         if problems:
             out[rel] = problems

@@ -11,6 +11,13 @@
   of the building machine: stderr output (warnings, progress bars) is left out, and an output
   naming a path of the build (the repository, the Python installation, the home directory)
   fails the build (:func:`published_outputs`).
+* **Lessons.** Every ``docs/lessons/NN_slug.py`` becomes the page ``lessons/NN_slug.md`` and
+  its downloads (student and solution notebooks, slides, otter autograder archive), built by
+  ``docs/_site/lessons.py`` (executed lessons cached in ``.cache/docs-lessons/``); the
+  "Teaching" section of the navigation lists them in order after the syllabus
+  (``lessons/index.md``, whose lesson table is generated), and
+  ``lessons/course_streams.npz`` is the course data set
+  (:func:`lds_toolkit.teaching.datasets.save_course_streams`).
 * **Experiment pages.** Every registered experiment gets a page: the hand-written ones under
   ``docs/experiments/`` are kept, the others are generated; every experiment page ends with a
   generated section listing the experiment's declared claims and their verdicts on the
@@ -144,6 +151,64 @@ def tutorial_markdown(script: Path, execute: bool) -> tuple[str, dict[str, bytes
     return body, dict(resources.get("outputs", {}))
 
 
+# --------------------------------------------------------------------------- lessons
+
+
+def _lessons_module():
+    import importlib.util
+    import sys
+
+    name = "lds_docs_lessons"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, DOCS / "_site" / "lessons.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def lesson_nav() -> list[dict[str, str]]:
+    """Navigation entries of the lessons, in order: ``{"N. Title": "lessons/NN_slug.md"}``."""
+    lessons = _lessons_module()
+    return [{f"{int(s.name[:2])}. {lessons.lesson_title(s)}": f"lessons/{s.stem}.md"}
+            for s in lessons.lesson_scripts()]
+
+
+def lessons_table() -> str:
+    """The syllabus's table of lessons: title, graded exercises and slider of each."""
+    import importlib
+
+    lessons = _lessons_module()
+    rows = []
+    for script in lessons.lesson_scripts():
+        module = lessons.module_name(script)
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # lesson 8 without torch
+            checks, sliders = f"(needs {exc.name})", ""
+        else:
+            checks = ", ".join(f"`{n}`" for n in mod.CHECKS)
+            from lds_toolkit.teaching import registered_sliders
+
+            sliders = ", ".join(f"`{k}`" for k, v in registered_sliders().items()
+                                if v.module == module)
+        rows.append(f"| {int(script.name[:2])} | [{lessons.lesson_title(script)}]"
+                    f"({script.stem}.md) | {checks} | {sliders} |")
+    return ("| lesson | title | exercises (graded answers) | slider |\n| --- | --- | --- | --- |\n"
+            + "\n".join(rows))
+
+
+def on_config(config):
+    """Fill the "Teaching" section of the navigation with the lessons found on disk."""
+    for entry in config["nav"] or []:
+        if isinstance(entry, dict) and "Teaching" in entry:
+            section = [e for e in entry["Teaching"] if not (isinstance(e, dict) and any(
+                str(v).startswith("lessons/") and v != "lessons/index.md"
+                for v in e.values()))]
+            entry["Teaching"] = section + lesson_nav()
+    return config
+
+
 # --------------------------------------------------------------------------- experiments
 
 
@@ -208,6 +273,19 @@ def on_files(files: Files, config) -> Files:
         files.append(File.generated(config, f"tutorials/{script.stem}.md", content=body))
         for rel, data in figures.items():
             files.append(File.generated(config, f"tutorials/{rel}", content=data))
+    lessons = _lessons_module()
+    for script in lessons.lesson_scripts():
+        body, extra = lessons.site_files(script, execute, published=published_outputs)
+        files.append(File.generated(config, f"lessons/{script.stem}.md", content=body))
+        for rel, data in extra.items():
+            files.append(File.generated(config, f"lessons/{rel}", content=data))
+    import tempfile
+
+    from lds_toolkit.teaching.datasets import save_course_streams
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = save_course_streams(Path(tmp) / "course_streams.npz").read_bytes()
+    files.append(File.generated(config, "lessons/course_streams.npz", content=data))
     from lds_toolkit.experiments import list_experiments
 
     for name in list_experiments():
@@ -230,6 +308,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     marker = "<!-- experiments-table: generated from the registry by docs/_site/hooks.py -->"
     if src == "experiments/index.md":
         return markdown.replace(marker, _experiments_table())
+    if src == "lessons/index.md":
+        return markdown.replace("<!-- lessons-table: generated by docs/_site/hooks.py -->",
+                                lessons_table())
     if src.startswith("experiments/") and src.endswith(".md") and src != "experiments/index.md":
         from lds_toolkit.experiments import list_experiments
 

@@ -132,8 +132,9 @@ except ImportError:
 # ## 3. Every discretisation python-control has
 #
 # `lt.discretize(sys, dt, method)` takes python-control's methods — `"zoh"`, `"foh"`,
-# `"bilinear"`/`"tustin"` (with `prewarp_frequency=`), `"gbt"` (with `alpha=`), `"euler"`,
-# `"backward_diff"`, `"matched"` (single-input single-output) — and gives the matrices of
+# `"impulse"`, `"bilinear"`/`"tustin"` (with `prewarp_frequency=`), `"gbt"` (with `alpha=`),
+# `"euler"`, `"backward_diff"`, `"matched"` (single-input single-output) — and its keywords
+# (`name=`, `copy_names=`, `inputs=`, `outputs=`, `states=`), and gives the matrices and names of
 # `ct.sample_system` (computed by scipy/python-control where they implement the method). The
 # toolkit adds S4's bilinear recursion, `"s4-bilinear"`: the same $\bar A, \bar B$ as Tustin,
 # but the input enters the state in the same step, $x_k = \bar Ax_{k-1} + \bar Bu_k$,
@@ -148,7 +149,8 @@ except ImportError:
 w_r = np.sqrt(k / m - (c / m) ** 2 / 2)
 H_c = complex(G(1j * w_r))
 z_r = np.exp(1j * w_r * dt)
-cases = [("zoh", {}), ("foh", {}), ("tustin", {}), ("tustin", {"prewarp_frequency": w_r}),
+cases = [("zoh", {}), ("foh", {}), ("impulse", {}), ("tustin", {}),
+         ("tustin", {"prewarp_frequency": w_r}),
          ("gbt", {"alpha": 0.3}), ("euler", {}), ("backward_diff", {}), ("matched", {})]
 disc_agreement = 0.0
 for method, opts in cases:

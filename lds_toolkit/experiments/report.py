@@ -30,6 +30,7 @@ from typing import Any
 from .._safe_files import entry_kind
 from .base import Experiment, list_experiments
 from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
+from .configs import build_config
 from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
 
 #: Report verdicts beyond the claim's own (see the module docstring).
@@ -156,8 +157,6 @@ def config_changes(exp: Experiment, config: Mapping[str, Any] | None) -> dict[st
     (``"(absent)"`` where the standard config has no such entry); empty for a standard run.
     The base ``seed`` is not a change: another draw of the same protocol.
     """
-    from .runner import build_config
-
     if not config:
         return {}
     try:
@@ -182,7 +181,7 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
     gives ``not run`` with the reason. A run with overrides carries its
     :func:`config_changes` (its claims then show ``modified config``)."""
     out = Path(out)
-    rows = []
+    rows: list[ReportRow] = []
     for name, exp in list_experiments().items():
         if names is not None and name not in names:
             continue
@@ -202,14 +201,21 @@ def build_report(out: str | Path, names: list[str] | None = None) -> list[Report
         else:
             problem = _vouched(out / name, run)
             problem = f"not trusted: {problem}" if problem else ""
-        changes = {} if problem or summary is None else _changes(exp, summary)
-        for claim in exp.claims:
-            if problem:
-                result = ClaimResult(claim, NOT_RUN, message=problem)
-            else:
-                result = _judge(claim, summary)
-            rows.append(ReportRow(name, result, run, changes))
+        if problem:
+            rows.extend(ReportRow(name, ClaimResult(claim, NOT_RUN, message=problem), run)
+                        for claim in exp.claims)
+        else:
+            rows.extend(judge_run(exp, summary, run))
     return rows
+
+
+def judge_run(exp: Experiment, summary: Mapping[str, Any] | None,
+              run: dict[str, Any] | None) -> list[ReportRow]:
+    """The rows of ``exp``'s claims judged on one run's ``summary`` (``run``: its run.json
+    record), as :func:`build_report` judges a run it has read and trusted; what
+    :func:`~lds_toolkit.experiments.reproduce` returns shows them."""
+    changes = {} if summary is None else _changes(exp, dict(summary))
+    return [ReportRow(exp.name, _judge(claim, summary), run, changes) for claim in exp.claims]
 
 
 def _changes(exp: Experiment, summary: dict) -> dict[str, dict]:

@@ -33,7 +33,7 @@ import platform
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,11 @@ import numpy as np
 from .._atomic import remove_temporaries
 from .._budget import TimeBudgetReached, check_time_budget, deadline_after
 from .._jsonable import to_jsonable
-from .._repr import compact_repr
 from .._safe_files import ensure_directory
-from .._validation import check_bool, check_int
+from .._validation import check_bool
 from .base import Experiment, check_requirements, get_experiment
+from .configs import COMMON_RANGES, build_config, resolve_scale  # noqa: F401 (re-exported)
+from .display import run_html, run_png, run_text
 from .outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
@@ -55,21 +56,29 @@ from .outputs import (
     read_json_file,
     write_outputs,
 )
-from .overrides import apply_overrides
-from .ranges import Int, check_config
-from .scales import check_experiment_scale, check_scale
+from .report import ReportRow, judge_run
 from .store import TaskStore, task_key
 from .sweep import SweepStats, run_sweep
 from .version import code_version
 from .workers import check_jobs, check_workers
 
-#: Ranges declared for every experiment.
-COMMON_RANGES = {"seeds": Int(1, 10_000)}
-
 
 @dataclass(repr=False)
 class RunResult:
-    """Outputs of :func:`reproduce`."""
+    """Outputs of :func:`reproduce`, which show themselves (:mod:`.display`): in a terminal
+    the ``repr`` is a short summary (what ran, where, each claim's verdict, the files); in a
+    notebook ``_repr_html_`` adds the figures inline, and ``_repr_png_`` is the first figure.
+
+    Attributes
+    ----------
+    name, summary, arrays, outdir, figures, stats
+        The experiment, its summary and arrays, where they were written, the figure files,
+        and what the sweep did (:class:`~.sweep.SweepStats`).
+    claims : list of :class:`~.report.ReportRow`
+        The experiment's claims judged on this run, as ``lds-toolkit report`` judges them.
+    scale : str or None
+        The scale it ran at.
+    """
 
     name: str
     summary: dict[str, Any]
@@ -77,10 +86,17 @@ class RunResult:
     outdir: Path
     figures: list[Path]
     stats: SweepStats
+    claims: list[ReportRow] = field(default_factory=list)
+    scale: str | None = None
 
     def __repr__(self) -> str:
-        return compact_repr(self, name=self.name, outdir=str(self.outdir),
-                            figures=[p.name for p in self.figures], stats=self.stats)
+        return run_text(self)
+
+    def _repr_html_(self) -> str:
+        return run_html(self)
+
+    def _repr_png_(self) -> bytes | None:
+        return run_png(self)
 
 
 def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool = False,
@@ -215,7 +231,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
                                 lambda: _plot(exp, config, summary, arrays, outdir),
                                 {**run_info,
                                  "total_seconds": round(time.perf_counter() - started, 3)})
-    return RunResult(exp.name, summary, arrays, outdir, figures, stats)
+    return RunResult(exp.name, summary, arrays, outdir, figures, stats,
+                     claims=judge_run(exp, summary, run_info), scale=scale)
 
 
 def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:
@@ -225,43 +242,6 @@ def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:
 
     with style():
         return exp.plot(config, summary, arrays, outdir)
-
-
-def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = None,
-                 seed: int = 0, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The full config of one run: ``exp.config(scale, seeds)``, the overrides, the derived
-    entries, the base ``seed`` and the ``scale``. Raises on a bad argument, an entry outside
-    its declared range or a largest array that cannot fit in memory
-    (:func:`~lds_toolkit.experiments.ranges.check_config`), before any task runs."""
-    check_experiment_scale(exp, scale)
-    seeds = None if seeds is None else check_int("seeds", seeds, 1)
-    seed = check_int("seed", seed, 0)
-    config = to_jsonable(dict(exp.config(scale, seeds)))
-    if "seeds" not in config:
-        raise ValueError(f"{exp.name}.config() must return 'seeds'")
-    config = apply_overrides(config, overrides, experiment=exp.name)
-    check_int("seeds", config["seeds"], 1)
-    ranges = {**COMMON_RANGES, **exp.ranges}
-    # the entries as given (so that derive() never sees, e.g., an empty list), then the
-    # derived ones, the relations between entries and the largest array
-    check_config(exp.name, config, ranges, overrides=config.get("overrides"))
-    config = exp.derive(config)
-    check_config(exp.name, config, ranges, relations=exp.relations,
-                 largest_array=exp.largest_array, overrides=config.get("overrides"))
-    config["seed"] = int(seed)
-    config["scale"] = scale
-    return to_jsonable(config)
-
-
-def resolve_scale(scale: str | None, quick: bool = False) -> str:
-    """The scale asked for: ``scale``, or ``"quick"`` when only ``quick`` is set, else
-    ``"paper"``; a contradiction (``scale="paper", quick=True``) is an error."""
-    if scale is None:
-        return "quick" if quick else "paper"
-    check_scale(scale)
-    if quick and scale != "quick":
-        raise ValueError(f"quick=True contradicts scale={scale!r}; give one of them")
-    return scale
 
 
 def load_summary(out: str | Path, name: str) -> dict[str, Any]:

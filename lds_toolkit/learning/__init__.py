@@ -1,6 +1,14 @@
 """Spectral filtering and online learners for linear dynamical systems.
 
 Paper: *Provable length generalization in sequence prediction via spectral filtering*.
+
+* :mod:`~lds_toolkit.learning.filters` — the spectral filters of H_T and N_T (eqs. 3, 5);
+* :mod:`~lds_toolkit.learning.learners` — Algorithms 1 and 2 and the baselines, their
+  equations and time-index convention; ``_online`` holds their shared streaming and batch
+  machinery, ``_signals`` the reading of river's values (dicts by name);
+* :mod:`~lds_toolkit.learning.river` — the same learners as ``river.base.Regressor``
+  estimators (needs the ``river`` extra; imported only when asked for);
+* :mod:`~lds_toolkit.learning.regret` — losses, regret curves, Asymmetric Regret.
 """
 
 from .filters import (

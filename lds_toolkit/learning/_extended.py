@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import math
 
-import numba as nb
 import numpy as np
 import scipy.fft as sfft
+
+from .._jit import njit
 
 __all__ = ["EXTENDED_EPS", "ExactHankel", "refine_eigenpairs", "gram_dot2"]
 
@@ -162,7 +163,7 @@ class ExactHankel:
         return out_hi * scale, out_lo * scale
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def _two_prod(a, b):
     # Dekker's error-free product (no FMA assumed): a * b = p + err exactly
     p = a * b
@@ -175,7 +176,7 @@ def _two_prod(a, b):
     return p, al * bl - (((p - ah * bh) - al * bh) - ah * bl)
 
 
-@nb.njit(cache=True)
+@njit(cache=True)
 def gram_dot2(X, Z):
     """X^T Z with Ogita-Rump-Oishi Dot2 sums: as accurate as twice-float64 arithmetic."""
     T, m = X.shape

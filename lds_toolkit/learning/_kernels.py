@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import scipy.fft as sfft
+
+from .._jit import njit
 
 __all__ = ["lagged_features", "ar_part", "ogd_loop"]
 
@@ -47,7 +48,7 @@ def ar_part(y: np.ndarray, coefs: tuple[float, ...]) -> np.ndarray:
     return base
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def ogd_loop(X, base, y, lr, radius, M, pred, loss):  # pragma: no cover - compiled
     """Online gradient descent with per-block Frobenius projection, in place.
 

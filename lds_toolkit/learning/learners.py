@@ -38,28 +38,40 @@ l_t(M) = ||yhat_t - y_t||^2; online gradient descent (OGD) updates::
     M_i <- Pi_r( M_i - eta_t * 2 (yhat_t - y_t) x_{t,i}^T ),   Pi_r(M) = M min(1, r / ||M||_F)
 
 where x_{t,i} in R^{d_in} is the filtered input of block i and eta_t is the t-th step size
-(t counted from 1): ``"constant"`` eta_t = lr, ``"inv_sqrt"`` eta_t = lr / sqrt(t).
+(t counted from 1): ``"constant"`` eta_t = lr, ``"inv_sqrt"`` eta_t = lr / sqrt(t),
+``"normalized"`` eta_t = lr / (sqrt(t) max_{s<=t} ||x_s||_F^2) (scale-free, stable on unscaled
+streams; :mod:`lds_toolkit.learning._online`).
 
 Two interfaces give the same numbers (to round-off): streaming with river's contract,
 ``predict_one(u_t)`` (the prediction of y_t; it changes nothing) then ``learn_one(u_t, y_t)``
 (the update), which works on a cold learner (the first ``learn_one`` sizes d_in and d_out;
-values may be numbers, 1-D arrays or river's dicts), and batch ``fit_predict(u, y)``
+values may be numbers, 1-D arrays or river's dicts, read by name), and batch ``fit_predict(u, y)``
 (features by FFT convolution, the OGD loop in numba), which also leaves the streaming state
 at the end of the stream.  Data from :func:`lds_toolkit.systems.simulate` with
 ``output="lengen"`` follow this convention (with D = 0 it is the same as ``"standard"``).
+
+The machinery shared by every learner (streaming, batch, step sizes) is in
+:mod:`lds_toolkit.learning._online`; river's own estimators (``river.base.Regressor``) with
+the same numbers are in :mod:`lds_toolkit.learning.river`.
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
-from numbers import Real
 
 import numpy as np
 
-from .._validation import as_float_array, check_choice, check_fits_in_memory, check_int
-from ._kernels import ar_part, lagged_features, ogd_loop
-from ._river import SignalCodec
+from .._validation import check_choice, check_fits_in_memory, check_int
+from ._online import (
+    LR_SCHEDULES,
+    LearnerDivergedError,
+    OnlineLearner,
+    as_streams,
+    as_vector,
+    check_positive,
+    checked_design,
+)
+from ._signals import SignalCodec
 from .filters import spectral_filters
 
 __all__ = [
@@ -72,345 +84,6 @@ __all__ = [
     "LearnerDivergedError",
     "LR_SCHEDULES",
 ]
-
-LR_SCHEDULES = ("constant", "inv_sqrt")
-
-
-class LearnerDivergedError(FloatingPointError):
-    """Raised when a prediction becomes non-finite; ``step`` is the time index t."""
-
-    def __init__(self, step: int, what: str, cause: str | None = None):
-        self.step = int(step)
-        self.cause = cause
-        super().__init__(f"{what}: the loss became non-finite at step t={step}; "
-                         + (cause or "lower lr or use a finite radius"))
-
-
-#: Entries beyond this make squared errors overflow float64 (its largest value is 1.8e308).
-_HUGE = 1e150
-
-
-def huge_stream_cause(t: int, **streams: np.ndarray) -> str | None:
-    """Why a loss became non-finite at step ``t`` when the data are to blame: an entry of a
-    stream (``u=..., y=...``, the steps up to t) beyond 1e150, whose square overflows float64
-    whatever the step size; ``None`` when the data are moderate."""
-    for name, arr in streams.items():
-        big = float(np.max(np.abs(arr), initial=0.0))
-        if big > _HUGE:
-            return (f"the data are too large: max |{name}| up to t={t} is {big:.3g}, beyond "
-                    f"{_HUGE:.0e}, where squared errors overflow float64 whatever the step "
-                    f"size; scale u and y down (e.g. divide each by its standard deviation)")
-    return None
-
-
-def _as_stream(name: str, value, d_expected: int | None = None) -> np.ndarray:
-    arr = as_float_array(name, value)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must have shape (n, d) or (n,), got {arr.shape}")
-    if arr.shape[0] < 1:
-        raise ValueError(f"{name} must contain at least one time step, got shape {arr.shape}")
-    if d_expected is not None and arr.shape[1] != d_expected:
-        raise ValueError(f"{name} must have {d_expected} columns, got shape {arr.shape}")
-    return arr
-
-
-def _as_streams(u, y, d_in: int | None = None, d_out: int | None = None):
-    """Validated streams ``u`` (n, d_in) and ``y`` (n, d_out) of the same length."""
-    u = _as_stream("u", u, d_in)
-    y = _as_stream("y", y, d_out)
-    if u.shape[0] != y.shape[0]:
-        raise ValueError(f"u and y must have the same number of time steps, got "
-                         f"{u.shape[0]} and {y.shape[0]}")
-    return u, y
-
-
-def _as_vector(name: str, value, d: int) -> np.ndarray:
-    arr = as_float_array(name, value)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.shape != (d,):
-        raise ValueError(f"{name} must have shape ({d},), got {arr.shape}")
-    return arr
-
-
-def _checked_design(design, n: int, m: int, d_in: int, d_out: int):
-    """``(X, base)`` of a ``design=`` argument as float arrays of shapes (n, m, d_in) and
-    (n, d_out), else an error naming what was expected."""
-    if not isinstance(design, tuple) or len(design) != 2:
-        raise TypeError(f"design must be the pair (X, base) that design(u, y) returns, got "
-                        f"{type(design).__name__}")
-    X, base = design
-    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, m, d_in)):
-        raise ValueError(f"design's X must be a float64 array of shape ({n}, {m}, {d_in}) "
-                         f"(steps, filters, d_in), got {getattr(X, 'dtype', type(X))} "
-                         f"{getattr(X, 'shape', '')}")
-    if not (isinstance(base, np.ndarray) and base.dtype == np.float64
-            and base.shape == (n, d_out)):
-        raise ValueError(f"design's base must be a float64 array of shape ({n}, {d_out}), "
-                         f"got {getattr(base, 'dtype', type(base))} {getattr(base, 'shape', '')}")
-    return np.ascontiguousarray(X), np.ascontiguousarray(base)
-
-
-def _check_positive(name, value, allow_inf=False):
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number > 0, got {type(value).__name__} {value!r}")
-    value = float(value)
-    if not (value > 0) or (math.isinf(value) and not allow_inf) or math.isnan(value):
-        extra = " (np.inf allowed)" if allow_inf else ""
-        raise ValueError(f"{name} must be > 0{extra}, got {value}")
-    return value
-
-
-class OnlineLearner(ABC):
-    """Shared machinery: a linear-in-M predictor yhat_t = base_t + sum_i M_i x_{t,i}.
-
-    Subclasses define ``_setup()`` returning (taps (L, m), ar_coefs) where
-    x_{t,i}[a] = sum_j taps[j, i] u_{t-1-j, a} and base_t = sum_j ar_coefs[j] y_{t-1-j}.
-
-    Attributes (after ``reset``/``fit_predict``)
-    ------------------------------------------
-    coef_ : ndarray, shape (m, d_out, d_in)
-        Current M (M^{t+1} after t updates).
-    n_updates_ : int
-        Number of ``learn_one`` updates made (t).
-    losses_ : ndarray, shape (n,)
-        Per-step losses of the last ``fit_predict``.
-    """
-
-    _param_names: tuple[str, ...] = ()
-    _learns = True
-
-    # ------------------------------------------------------------------ params
-    def get_params(self) -> dict:
-        """The constructor's hyper-parameters (as scikit-learn's ``get_params``)."""
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def set_params(self, **params):
-        """Change hyper-parameters in place; they are validated when the learner next starts."""
-        for key, val in params.items():
-            if key not in self._param_names:
-                raise ValueError(f"unknown parameter {key!r} for {type(self).__name__}; "
-                                 f"valid: {self._param_names}")
-            setattr(self, key, val)
-        return self
-
-    def clone(self, **overrides):
-        """A fresh, unfitted copy with the same hyper-parameters (some overridden)."""
-        params = self.get_params()
-        params.update(overrides)
-        return type(self)(**params)
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    # ----------------------------------------------------------------- design
-    @abstractmethod
-    def _setup(self) -> tuple[np.ndarray, tuple[float, ...]]:
-        """Return (taps, autoregressive coefficients) of this learner's feature map."""
-
-    def _validated(self):
-        """Validate hyper-parameters; return (taps, ar_coefs, radius, (lr, schedule))."""
-        taps, coefs = self._setup()
-        return taps, coefs, self._radius(), self._lr()
-
-    def _radius(self) -> float:
-        return math.inf
-
-    def _lr(self) -> tuple[float, str]:
-        return 0.0, "constant"
-
-    def step_sizes(self, n: int, start: int = 0) -> np.ndarray:
-        """eta_t for updates t = start+1 .. start+n."""
-        lr, schedule = self._lr()
-        t = np.arange(start + 1, start + n + 1, dtype=np.float64)
-        if schedule == "constant":
-            return np.full(n, lr)
-        return lr / np.sqrt(t)
-
-    def design(self, u, y):
-        """Features and autoregressive part of the whole stream.
-
-        Returns
-        -------
-        X : ndarray, shape (n, m, d_in)
-            x_{t,i} for every t (FFT convolution of u with the taps, lag 1).
-        base : ndarray, shape (n, d_out)
-            The autoregressive part (y_{t-1} or 2 y_{t-1} - y_{t-2}).
-        """
-        u, y = _as_streams(u, y)
-        taps, coefs = self._setup()
-        return lagged_features(u, taps, lag=1), ar_part(y, coefs)
-
-    # -------------------------------------------------------------- streaming
-    def reset(self, d_in: int, d_out: int):
-        """Start a fresh stream with input/output dimensions ``d_in``, ``d_out`` (optional:
-        the first ``learn_one`` sizes a cold learner)."""
-        d_in = check_int("d_in", d_in)
-        d_out = check_int("d_out", d_out)
-        taps, coefs, radius, _ = self._validated()
-        self._taps, self._coefs, self._r = taps, coefs, radius
-        self._taps_rev = np.ascontiguousarray(taps[::-1])
-        L = taps.shape[0]
-        self.d_in_, self.d_out_ = d_in, d_out
-        self.coef_ = np.zeros((taps.shape[1], d_out, d_in))
-        self.n_updates_ = 0
-        self._buf = np.zeros((2 * L, d_in))  # ring buffer, each input stored twice
-        self._pos = 0
-        self._yhist = np.zeros((max(len(coefs), 1), d_out))  # y_{t-1}, y_{t-2}, ...
-        self._codecs = (SignalCodec("x", "u_t"), SignalCodec("y", "y_t"))
-        self._codecs[0].clear(d_in)
-        self._codecs[1].clear(d_out)
-        return self
-
-    def _started(self) -> bool:
-        return hasattr(self, "coef_")
-
-    def _cold_dims(self) -> tuple[int, int] | None:
-        """``(d_in, d_out)`` a cold learner can size itself with before any data (none for
-        learners that learn both from the stream)."""
-        return None
-
-    def _push_input(self, u_t: np.ndarray):
-        L = self._taps.shape[0]
-        self._buf[self._pos] = u_t
-        self._buf[self._pos + L] = u_t
-        self._pos = (self._pos + 1) % L
-
-    def _features_now(self) -> np.ndarray:
-        """x_{t,i} from the last L inputs u_{t-1}, ..., u_{t-L} (before u_t is stored)."""
-        L = self._taps.shape[0]
-        window = self._buf[self._pos : self._pos + L]  # u_{t-L} .. u_{t-1}, oldest first
-        return self._taps_rev.T @ window  # (m, d_in)
-
-    def _predict_now(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(features x_t, prediction yhat_t)`` from the history u_{<t}, y_{<t}."""
-        x = self._features_now()
-        base = sum((c * self._yhist[j] for j, c in enumerate(self._coefs)),
-                   np.zeros(self.d_out_))
-        return x, base + np.einsum("ioa,ia->o", self.coef_, x)
-
-    def _advance(self, u_t: np.ndarray, y_t: np.ndarray, x: np.ndarray, pred: np.ndarray):
-        """Suffer the loss of ``pred`` on ``y_t``, take the OGD step, store u_t and y_t."""
-        err = pred - y_t
-        with np.errstate(over="ignore", invalid="ignore"):
-            loss = float(err @ err)  # the loss, as the batch path checks it: ||err||^2 may
-        if not np.isfinite(loss):    # overflow while err itself is finite
-            raise LearnerDivergedError(self.n_updates_, type(self).__name__,
-                                       huge_stream_cause(self.n_updates_,
-                                                         **{"u's features": x, "y": y_t}))
-        if self._learns and x.shape[0]:
-            eta = self.step_sizes(1, self.n_updates_)[0]
-            M = self.coef_ - 2.0 * eta * err[None, :, None] * x[:, None, :]
-            nrm = np.sqrt(np.sum(M * M, axis=(1, 2)))
-            over = nrm > self._r
-            M[over] *= (self._r / nrm[over])[:, None, None]
-            self.coef_ = M
-        self._push_input(u_t)
-        self.n_updates_ += 1
-        self._yhist = np.roll(self._yhist, 1, axis=0)
-        self._yhist[0] = y_t
-
-    def predict_one(self, x):
-        """river's ``predict_one``: the prediction of y_t, given the input ``x`` = u_t.
-
-        The prediction uses the history u_{<t}, y_{<t} only (module docstring), so ``x`` is
-        validated but does not enter it, and nothing changes: calling it twice gives the same
-        value. ``x`` is a number, a 1-D array or a dict of numbers (as river passes features).
-        The prediction comes back in the form the targets came in (a float for scalar
-        targets, a dict for dict targets, else an array of shape (d_out,)); a cold learner
-        (no target seen yet) predicts ``0.0``, as every learner here predicts yhat_0 = 0.
-        """
-        if not self._started():
-            dims = self._cold_dims()
-            if dims is None:
-                SignalCodec("x", "u_t").encode(x)  # the value is checked even when cold
-                return 0.0
-            self.reset(*dims)
-        self._codecs[0].encode(x)
-        return self._codecs[1].decode(self._predict_now()[1])
-
-    def learn_one(self, x, y=None):
-        """river's ``learn_one``: reveal the pair (u_t, y_t) = (``x``, ``y``) of step t.
-
-        Predicts y_t from the history (as :meth:`predict_one`), suffers
-        ||yhat_t - y_t||^2, takes one projected OGD step and appends u_t, y_t to the
-        history. A cold learner sizes itself (d_in, d_out) from the first pair. ``x`` and
-        ``y`` are numbers, 1-D arrays or dicts of numbers. Streaming ``predict_one(u_t)``
-        then ``learn_one(u_t, y_t)`` over a stream gives the numbers of :meth:`fit_predict`.
-        Returns None, as river's learners do.
-        """
-        if y is None:
-            raise TypeError("learn_one(x, y) takes the input u_t and the target y_t of one "
-                            "step, as river's learners do (the former learn_one(y_t) after "
-                            "predict_one(u_t) is now learn_one(u_t, y_t))")
-        if not self._started():
-            self.reset(*(self._cold_dims() or (SignalCodec("x", "u_t").encode(x).size,
-                                               SignalCodec("y", "y_t").encode(y).size)))
-        codec_x, codec_y = self._codecs
-        u_t, y_t = codec_x.encode(x), codec_y.encode(y)
-        feats, pred = self._predict_now()
-        self._advance(u_t, y_t, feats, pred)
-
-    # ------------------------------------------------------------------ batch
-    def fit_predict(self, u, y, *, design=None) -> np.ndarray:
-        """Run the online protocol over a whole stream from a fresh start.
-
-        Parameters
-        ----------
-        u : array_like, shape (n, d_in) or (n,)
-        y : array_like, shape (n, d_out) or (n,)
-        design : tuple (X, base), optional
-            This learner's :meth:`design` of the same ``(u, y)``, when the caller has it
-            already: a search over step sizes (which do not enter the features) builds it
-            once instead of once per step size (the FFT convolution is most of a fit at
-            T = 2^10). Its shapes are checked; that it comes from this feature map (horizon,
-            k, context, filter precision) and this stream is the caller's promise.
-
-        Returns
-        -------
-        ndarray, shape (n, d_out)
-            yhat_t made before y_t was revealed.  Per-step losses are in ``losses_``; the
-            learner is left in the state after step n-1, so streaming can continue.
-        """
-        u, y = _as_streams(u, y)
-        self.reset(u.shape[1], y.shape[1])
-        if design is None:
-            X = lagged_features(u, self._taps, lag=1)
-            base = ar_part(y, self._coefs)
-        else:
-            X, base = _checked_design(design, u.shape[0], self._taps.shape[1], u.shape[1],
-                                      y.shape[1])
-        return self._run_stream(u, y, X, base)
-
-    def _run_stream(self, u, y, X, base) -> np.ndarray:
-        """The batch path after ``reset``: OGD over precomputed features ``X`` and AR part
-        ``base`` (as :meth:`design` returns them), leaving the streaming state at the end."""
-        n = u.shape[0]
-        lr = self.step_sizes(n) if self._learns else np.zeros(n)
-        M = self.coef_
-        pred = np.empty_like(y)
-        loss = np.empty(n)
-        bad = ogd_loop(X, base, y, lr, self._r, M, pred, loss)
-        if bad >= 0:
-            raise LearnerDivergedError(bad, type(self).__name__,
-                                       huge_stream_cause(bad, u=u[:bad + 1], y=y[:bad + 1]))
-        self.coef_ = M
-        self.losses_ = loss
-        # leave the streaming state at the end of the stream
-        self.n_updates_ = n
-        self._codecs[0].kind = self._codecs[1].kind = "array"
-        L = self._taps.shape[0]
-        idx = np.arange(max(0, n - L), n)  # the last L inputs, as L pushes would store them
-        self._buf[idx % L] = u[idx]
-        self._buf[idx % L + L] = u[idx]
-        self._pos = n % L
-        h = self._yhist.shape[0]
-        last = y[::-1][:h]
-        self._yhist[: last.shape[0]] = last
-        return pred
 
 
 class _SpectralBase(OnlineLearner):
@@ -449,10 +122,10 @@ class _SpectralBase(OnlineLearner):
         return T, int(self.k), L
 
     def _radius(self):
-        return _check_positive("radius", self.radius, allow_inf=True)
+        return check_positive("radius", self.radius, allow_inf=True)
 
     def _lr(self):
-        lr = _check_positive("lr", self.lr)
+        lr = check_positive("lr", self.lr)
         return lr, check_choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
 
 
@@ -472,8 +145,9 @@ class SpectralFiltering(_SpectralBase):
         r of K_r = {M : ||M_i||_F <= r for all i}; ``np.inf`` disables the projection.
     lr : float
         Base step size.
-    lr_schedule : {"inv_sqrt", "constant"}
-        eta_t = lr / sqrt(t) or eta_t = lr (t = 1, 2, ... counts updates).
+    lr_schedule : {"inv_sqrt", "constant", "normalized"}
+        eta_t = lr / sqrt(t), eta_t = lr, or eta_t = lr / (sqrt(t) max_{s<=t} ||x_s||_F^2),
+        scale-free and stable on unscaled streams with lr <= 1 (t = 1, 2, ... counts updates).
     filter_precision : {"double", "extended"}
         Arithmetic of the filters (:func:`~lds_toolkit.learning.spectral_filters`):
         ``"extended"`` resolves filters below the float64 floor (paid once per (T, k), cached).
@@ -530,6 +204,10 @@ class LDSOracle(OnlineLearner):
     ``simulate(system, u, x0, output="lengen")`` its loss is 0 up to round-off.  Nothing is
     learned.
 
+    Streaming values that are dicts are read by the system's signal names: the keys of ``x``
+    are its ``input_labels`` (a missing input counts as 0, any other key is refused), those of
+    dict targets its ``output_labels``.
+
     Parameters
     ----------
     system : lds_toolkit.systems.LDS or control.StateSpace
@@ -550,7 +228,7 @@ class LDSOracle(OnlineLearner):
 
         system = require_discrete(self.system, "system")  # an LDS or a control.StateSpace
         n = system.n_states
-        x0 = np.zeros(n) if self.x0 is None else _as_vector("x0", self.x0, n)
+        x0 = np.zeros(n) if self.x0 is None else as_vector("x0", self.x0, n)
         return system, x0
 
     def _setup(self):
@@ -570,6 +248,13 @@ class LDSOracle(OnlineLearner):
         system, _ = self._check_system()
         return system.n_inputs, system.n_outputs
 
+    def _make_codecs(self):
+        # dict values by the system's signal names: u_t's keys are its input_labels (a missing
+        # input counts as 0, another key is refused), y_t's its output_labels
+        system, _ = self._check_system()
+        return (SignalCodec("x", "u_t", names=system.input_labels),
+                SignalCodec("y", "y_t", names=system.output_labels, missing="refuse"))
+
     def _predict_now(self):
         s = self.system
         return np.zeros((0, self.d_in_)), s.C @ self._state + s.D @ self._u_prev
@@ -586,7 +271,7 @@ class LDSOracle(OnlineLearner):
         if design is not None:
             raise ValueError("LDSOracle has no features: design must be None")
         system, x0 = self._check_system()
-        u, y = _as_streams(u, y, system.n_inputs, system.n_outputs)
+        u, y = as_streams(u, y, system.n_inputs, system.n_outputs)
         self.reset(u.shape[1], y.shape[1])
         res = simulate(system, u, x0=x0, output="lengen", return_states=False)
         pred = res.y
@@ -637,8 +322,8 @@ class BestInHindsight(OnlineLearner):
             raise TypeError("template must be a SpectralFiltering, SpectralFilteringAR2 or "
                             f"LastValue instance, got {self.template!r}")
         if self.context is not None and "context" in self.template._param_names:
-            return self.template.clone(context=self.context)
-        return self.template.clone()
+            return self.template._copy_with(context=self.context)
+        return self.template._copy_with()
 
     def _setup(self):
         return self._class()._setup()
@@ -646,7 +331,7 @@ class BestInHindsight(OnlineLearner):
     def _radius(self):
         if self.radius is None:
             return self._class()._radius()
-        return _check_positive("radius", self.radius, allow_inf=True)
+        return check_positive("radius", self.radius, allow_inf=True)
 
     def design(self, u, y):
         return self._class().design(u, y)
@@ -661,16 +346,16 @@ class BestInHindsight(OnlineLearner):
     def fit_predict(self, u, y, *, design=None):
         from ._hindsight import AugmentedQR, solve_block_ball_lsq
 
-        u, y = _as_streams(u, y)
+        u, y = as_streams(u, y)
         if design is None:
             X, base = self.design(u, y)
         else:
-            X, base = _checked_design(design, u.shape[0], self._setup()[0].shape[1],
+            X, base = checked_design(design, u.shape[0], self._setup()[0].shape[1],
                                       u.shape[1], y.shape[1])
         n, m, d_in = X.shape
         d_out = y.shape[1]
         radius = self._radius()
-        tol = _check_positive("tol", self.tol)
+        tol = check_positive("tol", self.tol)
         qr = AugmentedQR(m * d_in, d_out).update(X.reshape(n, m * d_in), y - base)
         sol = solve_block_ball_lsq(*qr.parts(), m, d_in, radius, tol=tol)
         self.solution_ = sol

@@ -24,7 +24,8 @@ from .._repr import compact_repr
 from .._typing import ArrayLike
 from .._validation import as_float_array, check_int, check_real
 from ._hindsight import AugmentedQR, solve_block_ball_lsq
-from .learners import BestInHindsight, OnlineLearner, _as_streams, _SpectralBase
+from ._online import OnlineLearner, as_streams
+from .learners import BestInHindsight, _SpectralBase
 
 __all__ = ["cumulative_loss", "RegretCurve", "asymmetric_regret", "LogLogFit", "loglog_slope",
            "regret_grid"]
@@ -150,7 +151,7 @@ def asymmetric_regret(learner: OnlineLearner, u: ArrayLike, y: ArrayLike, *,
     tol = check_real("tol", tol, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     if radius is not None:
         radius = check_real("radius", radius, low=0.0, low_inclusive=False)
-    u, y = _as_streams(u, y)
+    u, y = as_streams(u, y)
     if losses is None:
         learner.fit_predict(u, y)
         losses = learner.losses_

@@ -20,6 +20,15 @@ pair ``λ, λ̄`` becomes one stored mode ``(λ, b̃, c̃)``; a real eigenvalue 
 with ``c̃/2`` (so that ``2 Re(c z)`` gives ``c̃ z`` back); modes with ``b̃ = 0`` or ``c̃ = 0``
 (exactly) do not reach the output and are dropped. Discrete eigenvalues are mapped back to
 continuous ones by inverting the layer's discretisation at step ``Δ``.
+
+**Names** (:func:`remember_names`, :func:`export_names`): ``from_lds`` stores the input and
+output names of the system it was given (and its name) on the layer, outside the state dict;
+every export (``to_lds()`` discrete or continuous, one channel or all, ``s4_recursion()``)
+gives them back, channel ``h`` keeping the names of input and output ``h``. State names are
+not kept: the layer's states are modal coordinates of its own. A list of single-channel systems
+gives its channels their systems' input and output names when these are all different, else
+the defaults ``u[h]``, ``y[h]``. Names do not travel through ``state_dict`` (a checkpoint):
+a reloaded layer exports the defaults.
 """
 
 from __future__ import annotations
@@ -93,7 +102,48 @@ class ChannelBlocks(NamedTuple):
 
     def s4_recursion(self) -> S4Recursion:
         """The block-diagonal matrices as the S4 recursion, one sample per step."""
-        return S4Recursion(*self.matrices(), dt=1.0)
+        return S4Recursion(*self.matrices(), dt=1.0, names=self.names)
+
+
+def _labels(system) -> dict:
+    """Input and output names (and the system name) of one system given to ``from_lds``."""
+    if isinstance(system, S4Recursion):
+        names = system.names or {}
+        return {k: v for k, v in names.items() if k in ("inputs", "outputs", "name")}
+    lds = as_lds(system)
+    return {"inputs": list(lds.input_labels), "outputs": list(lds.output_labels),
+            "name": lds.name}
+
+
+def remember_names(module, system) -> None:
+    """Store on ``module`` (a layer's SSM) the signal names of the ``system`` its modes came
+    from (module docstring); :func:`export_names` gives them back."""
+    if _is_system(system):
+        names = _labels(system)
+    else:  # a sequence of single-channel systems
+        each = [_labels(s) for s in system]
+        inputs = [n.get("inputs", [None])[0] for n in each]
+        outputs = [n.get("outputs", [None])[0] for n in each]
+        names = {}
+        if None not in inputs and len(set(inputs)) == len(inputs):
+            names["inputs"] = inputs
+        if None not in outputs and len(set(outputs)) == len(outputs):
+            names["outputs"] = outputs
+    module.__dict__["_lds_names"] = names  # a plain attribute: not a parameter or buffer
+
+
+def export_names(module, channel: int | None) -> dict:
+    """The LDS name keywords of an export of ``module`` (all ``d_model`` channels, or one):
+    the names :func:`remember_names` stored, else ``u[h]``, ``y[h]``."""
+    stored = module.__dict__.get("_lds_names") or {}
+    H = module.d_model
+    hs = range(H) if channel is None else [channel]
+    inputs = stored.get("inputs") or [f"u[{h}]" for h in range(H)]
+    outputs = stored.get("outputs") or [f"y[{h}]" for h in range(H)]
+    names = {"inputs": [inputs[h] for h in hs], "outputs": [outputs[h] for h in hs]}
+    if channel is None and stored.get("name"):
+        names["name"] = stored["name"]
+    return names
 
 
 def s4_form(obj, owner: str):
@@ -107,7 +157,7 @@ def s4_form(obj, owner: str):
                          "with dt=1.0, so state that step: pass system.with_matrices(dt=1.0) "
                          "(a control.StateSpace: control.ss(system, dt=1.0))")
     if isinstance(obj, S4Recursion):
-        return LDS(obj.A_bar, obj.B_bar, obj.C, obj.D, dt=obj.dt)
+        return LDS(obj.A_bar, obj.B_bar, obj.C, obj.D, dt=obj.dt, **(obj.names or {}))
     system = as_lds(obj)
     if system.is_continuous:
         return system
@@ -115,7 +165,7 @@ def s4_form(obj, owner: str):
         rec = S4Recursion.from_lds(system)
     except ValueError as exc:
         raise ValueError(f"{owner}: {exc}") from None
-    return LDS(rec.A_bar, rec.B_bar, rec.C, rec.D, dt=rec.dt)
+    return LDS(rec.A_bar, rec.B_bar, rec.C, rec.D, dt=rec.dt, **(rec.names or {}))
 
 
 # ----------------------------------------------------------------------------- inverse

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._cast import linear
 from ._fftconv import causal_conv
 from ._init import Seed, seeded
 from ._validation import check_int, check_nonnegative_float
@@ -88,7 +89,7 @@ class FocusGlobalConv(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """``x``: (B, L, D) -> ``u``: (B, L, D)."""
-        return F.gelu(causal_fft_conv(x, self.squashed_kernel()) + self.skip * x)
+        return F.gelu(causal_fft_conv(x, self.squashed_kernel()) + self.skip.to(x.dtype) * x)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, kernel_size={self.kernel_size}, squash={self.squash}"
@@ -136,7 +137,10 @@ class FocusHyperNetwork(nn.Module):
         u = u.reshape(bsz, n_bins, bin_size, d).permute(0, 1, 3, 2)
         e = F.adaptive_max_pool1d(u.reshape(-1, 1, bin_size), self.oversample)
         e = e.reshape(bsz, n_bins, d, self.oversample)
-        theta = torch.sigmoid(self.fc2(torch.sigmoid(self.fc1(e))))
+        # in the input's dtype (the parameters are cast, as the other layers do): Focus runs
+        # this MLP in float32 under bf16 autocast, its outputs being IIR coefficients
+        theta = torch.sigmoid(linear(self.fc2, torch.sigmoid(linear(self.fc1, e))))
         theta = theta.reshape(bsz, n_bins, d, self.n_filters, 2)
-        first = torch.sigmoid(self.first_bin_logits).expand(bsz, 1, d, self.n_filters, 2)
+        first = torch.sigmoid(self.first_bin_logits.to(theta.dtype))
+        first = first.expand(bsz, 1, d, self.n_filters, 2)
         return torch.cat([first, theta[:, :-1]], dim=1)

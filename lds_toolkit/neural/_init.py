@@ -3,6 +3,11 @@
 Layers take ``seed: int | torch.Generator | None``. With a seed the layer's parameters are drawn
 from a private generator (the global torch RNG is left untouched); with ``None`` the global torch
 RNG is used, as for any ``nn.Module``.
+
+Deterministic initial values that need their numbers (HiPPO matrices, S4D's ``A``, STU's
+filters, and the checks on them) are computed on the CPU and then placed with
+:func:`on_default_device`, so a layer built inside ``with torch.device("meta"):`` (or any
+default device) has every parameter and buffer there, as ``nn.Linear`` does.
 """
 
 from __future__ import annotations
@@ -37,3 +42,9 @@ def seeded(seed: Seed, owner: str):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(s)
         yield
+
+
+def on_default_device(t: torch.Tensor) -> torch.Tensor:
+    """``t`` moved to torch's current default device (``torch.device(...)`` context or
+    ``torch.set_default_device``): a meta tensor there keeps the shape and dtype only."""
+    return t.to(torch.get_default_device())

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._bridge import ChannelBlocks
+from ._bridge import ChannelBlocks, export_names
 from ._fftconv import causal_conv, compute_dtype
-from ._init import Seed, seeded
+from ._init import Seed, on_default_device, seeded
 from ._validation import (
     check_choice,
     check_int,
@@ -113,23 +113,23 @@ class SSMBase(nn.Module):
     def _register_A(self, A: torch.Tensor) -> None:
         """Register Re A (as ``log_A_real`` with Re A = -exp(.) or as ``A_real``) and Im A."""
         pd = torch.get_default_dtype()
-        A = A.to(torch.complex128)
+        A = A.to(device="cpu", dtype=torch.complex128)
         if self.real_transform == "exp":
             if not bool((A.real < 0).all()):
                 raise ValueError(
                     f"{type(self).__name__}: real_transform='exp' needs Re A < 0 for every mode, "
                     f"got max Re A = {float(A.real.max()):g}; use real_transform='none'"
                 )
-            self.log_A_real = nn.Parameter(torch.log(-A.real).to(pd))
+            self.log_A_real = nn.Parameter(on_default_device(torch.log(-A.real).to(pd)))
         else:
-            self.A_real = nn.Parameter(A.real.to(pd))
-        self.A_imag = nn.Parameter(A.imag.to(pd))
+            self.A_real = nn.Parameter(on_default_device(A.real.to(pd)))
+        self.A_imag = nn.Parameter(on_default_device(A.imag.to(pd)))
 
     @staticmethod
     def _complex_parameter(z: torch.Tensor) -> nn.Parameter:
         """A complex (..., N/2) value as a parameter: its real view (..., N/2, 2)."""
         real = torch.view_as_real(z.to(torch.complex128))
-        return nn.Parameter(real.to(torch.get_default_dtype()))
+        return nn.Parameter(on_default_device(real.to(torch.get_default_dtype())))
 
     def _real_param_name(self) -> str:
         return "log_A_real" if self.real_transform == "exp" else "A_real"
@@ -260,8 +260,9 @@ class SSMBase(nn.Module):
             "s4-bilinear")`` for ``disc="bilinear"``; for ``disc="zoh"``,
             ``S4Recursion(*discretize(sys, 1.0, "zoh") matrices).to_lds()``.
             States are real, interleaving ``(Re z_n, Im z_n)`` of the layer's complex state
-            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: inputs
-            ``u[h]``, outputs ``y[h]`` of the channels.
+            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: those of
+            the system the layer was built from (``from_lds``), else inputs ``u[h]``, outputs
+            ``y[h]`` of the channels.
         """
         blocks = self._export(channel, continuous, rate)
         if continuous:
@@ -277,8 +278,7 @@ class SSMBase(nn.Module):
         return self._export(channel, False, rate).s4_recursion()
 
     def _export_names(self, channel):
-        hs = range(self.d_model) if channel is None else [channel]
-        return {"inputs": [f"u[{h}]" for h in hs], "outputs": [f"y[{h}]" for h in hs]}
+        return export_names(self, channel)
 
     def _export(self, channel, continuous, rate):
         name = type(self).__name__

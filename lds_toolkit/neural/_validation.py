@@ -6,22 +6,37 @@ value) with a message that names the layer, the argument, what was expected and 
 Input values. Every layer's ``forward`` and ``step`` check their input with
 :func:`check_sequence` / :func:`check_step_input`, which also refuse NaN and inf, naming the
 first bad position: a NaN at the last position would otherwise reach *earlier* outputs
-through the FFT convolution and break causality silently. The value check costs one
-``isfinite`` pass over the input per layer (and a device synchronisation on a GPU); it is on
-by default and switched off, for the current thread or task, with::
-
-    with lds_toolkit.neural.input_checks(False):
-        y = model(x)
-
-or for the rest of the program with ``lds_toolkit.neural.set_input_checks(False)``.
-:func:`~lds_toolkit.neural.training.train` switches it off while it trains (it checks the
-data once before the first step and reports a non-finite loss as a divergence instead).
+through the FFT convolution and break causality silently.
 
 Output values. Under the same switch, every layer checks its own output
 (:func:`watch_outputs`, a forward hook registered when the layer is built): a finite but
 huge input (1e30 in float32) can overflow a product or a softmax inside the layer, and the
 layer then raises ``FloatingPointError`` naming itself, the first bad (batch, position,
 channel) and the input's scale, instead of returning NaN silently.
+
+Where the value checks run, and why. A value check reads a device value into Python
+(``bool(isfinite(x).all())``): on a GPU that is a host synchronisation per layer (8-9 % of a
+training step measured on an H200), and under ``torch.compile`` a graph break. The checks
+are meant for a user who calls a layer directly, where a clear error beats a few per cent,
+so they run in eager mode by default and are skipped
+
+* in the documented fast mode, for the current thread or task::
+
+      with lds_toolkit.neural.input_checks(False):
+          y = model(x)
+
+  or for the rest of the program with ``lds_toolkit.neural.set_input_checks(False)``.
+  :func:`~lds_toolkit.neural.training.train` and :func:`~lds_toolkit.neural.evaluate` run
+  in this mode: they check the data once before the first step and report a non-finite loss
+  as a divergence, so nothing becomes NaN silently, at no cost per layer;
+* while ``torch.compile`` traces the layer (:func:`torch.compiler.is_compiling`): a compiled
+  model has no per-layer check (0 graph breaks); the loop that compiles it owns the checks
+  above;
+* on the ``meta`` device, which has no values (layers build and run there to size a model).
+
+``torch._assert_async`` would keep a check without a host synchronisation, but it cannot say
+*where* the first bad value is, and on CUDA a failed device assertion leaves the process's
+CUDA context unusable: worse for the direct user the checks exist for.
 """
 
 from __future__ import annotations
@@ -34,6 +49,8 @@ from numbers import Integral, Real
 
 import torch
 from torch import nn
+
+from ._cast import AUTOCAST_DEVICES
 
 _INPUT_CHECKS: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "lds_toolkit_neural_input_checks", default=True)
@@ -66,10 +83,20 @@ def input_checks(enabled: bool = True):
         _INPUT_CHECKS.reset(token)
 
 
+def values_checked(x: torch.Tensor) -> bool:
+    """Whether the value checks run on ``x`` (module docstring): not while ``torch.compile``
+    traces (tested first: dynamo cannot read the context variable), not on the meta device,
+    not for an empty tensor, and only while the switch is on."""
+    if torch.compiler.is_compiling():
+        return False
+    return x.device.type != "meta" and x.numel() > 0 and _INPUT_CHECKS.get()
+
+
 def check_finite_input(x: torch.Tensor, owner: str, name: str, *, sequence: bool) -> None:
     """``ValueError`` naming the first position (``sequence``: axis 1 of (batch, length,
-    channels)) where ``x`` holds NaN or inf; nothing when the check is switched off."""
-    if not _INPUT_CHECKS.get() or x.numel() == 0:
+    channels)) where ``x`` holds NaN or inf; nothing where the checks do not run
+    (:func:`values_checked`)."""
+    if not values_checked(x):
         return
     finite = torch.isfinite(x)
     if bool(finite.all()):
@@ -204,9 +231,16 @@ def channels_last(x, d_model: int, owner: str, name: str = "x") -> torch.Tensor:
 
 def check_matches_parameters(x: torch.Tensor, layer: torch.nn.Module, owner: str) -> None:
     """For layers built from torch modules that need it (Focus, LaS): ``x`` must share the
-    parameters' dtype and device, as ``nn.Linear`` requires."""
+    parameters' dtype and device, as ``nn.Linear`` requires; under ``torch.autocast`` on
+    ``x``'s device, ``x`` may also have the autocast dtype (the projections then mix dtypes
+    as autocast allows)."""
     p = next(layer.parameters(), None)
-    if p is not None and (p.dtype != x.dtype or p.device != x.device):
+    if p is None:
+        return
+    kind = x.device.type
+    autocast_dtype = (kind in AUTOCAST_DEVICES and torch.is_autocast_enabled(kind)
+                      and x.dtype == torch.get_autocast_dtype(kind))
+    if p.device != x.device or (p.dtype != x.dtype and not autocast_dtype):
         raise TypeError(
             f"{owner}: x has dtype {x.dtype} on {x.device} but the layer's parameters are "
             f"{p.dtype} on {p.device}; move the layer with .to(x.dtype) / .to(x.device)"
@@ -234,8 +268,12 @@ def check_finite(t: torch.Tensor, what: str, owner: str, axis: int = -1) -> None
     """Raise FloatingPointError naming the first non-finite index along ``axis``.
 
     Used where a learned recurrence may diverge (e.g. STU's output-autoregressive terms), so a
-    blow-up is reported with where it happened instead of propagating silent inf/NaN.
+    blow-up is reported with where it happened instead of propagating silent inf/NaN. Runs
+    where the other value checks run (:func:`values_checked`); elsewhere the training loop's
+    loss check reports the divergence.
     """
+    if not values_checked(t):
+        return
     finite = torch.isfinite(t)
     if bool(finite.all()):
         return
@@ -247,10 +285,8 @@ def check_finite(t: torch.Tensor, what: str, owner: str, axis: int = -1) -> None
 def _output_hook(module: nn.Module, args, output) -> None:
     """Forward hook of :func:`watch_outputs`: ``FloatingPointError`` when the layer's output
     holds NaN or inf although its (checked) input is finite."""
-    if not _INPUT_CHECKS.get():
-        return
     y = output[0] if isinstance(output, tuple) and output else output
-    if not isinstance(y, torch.Tensor) or y.numel() == 0:
+    if not isinstance(y, torch.Tensor) or not values_checked(y):
         return
     finite = torch.isfinite(y)
     if bool(finite.all()):

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._cast import cast_call
+from ._cast import AUTOCAST_DEVICES, cast_call
 from ._init import Seed, seeded
 from ._validation import (
     check_choice,
@@ -42,8 +42,8 @@ from ._validation import (
     check_same_device,
     check_sequence,
     check_step_input,
-    input_checks_enabled,
     make_dropout,
+    values_checked,
     watch_outputs,
 )
 
@@ -275,6 +275,19 @@ class Block(nn.Module):
 _POOLS = ("none", "mean", "last", "cummean")
 
 
+def _float32_stream(z: torch.Tensor) -> torch.Tensor:
+    """The residual stream in float32 under autocast: a linear encoder gives bf16 there, and
+    a bf16 stream would round every block's sum and norm (measured: 1.2 % max-relative for a
+    two-block S4 model, d_model 16, against float32; 0.7 % with this float32 stream). The
+    layers and MLPs still run their projections in bf16; an embedding's output is float32
+    already."""
+    kind = z.device.type
+    if (z.dtype in (torch.bfloat16, torch.float16) and kind in AUTOCAST_DEVICES
+            and torch.is_autocast_enabled(kind)):
+        return z.float()
+    return z
+
+
 class SequenceModel(nn.Module):
     """Encoder -> ``n_layers`` :class:`Block` s -> final norm -> pooling -> head.
 
@@ -372,7 +385,7 @@ class SequenceModel(nn.Module):
                 raise ValueError(
                     f"{name}: token input must have shape {shape}, got {tuple(x.shape)}"
                 )
-            if x.numel() and not torch.compiler.is_compiling() and input_checks_enabled():
+            if values_checked(x):  # not while compiling, on meta or with the checks off
                 # one device-to-host read; train() checks its data once and switches this off
                 lo, hi = torch.stack(torch.aminmax(x)).tolist()
                 if lo < 0 or hi >= self.vocab_size:
@@ -395,7 +408,7 @@ class SequenceModel(nn.Module):
         return z if self.head is None else cast_call(self.head, z)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = self._encode(x, step=False)
+        z = _float32_stream(self._encode(x, step=False))
         for block in self.blocks:
             z = block(z)
         if self.pool == "mean":
@@ -420,7 +433,7 @@ class SequenceModel(nn.Module):
             raise ValueError(f"{type(self).__name__}: states must be the list of "
                              f"{len(self.blocks)} block states from initial_state(batch), "
                              f"got {got}")
-        z = self._encode(x_t, step=True)
+        z = _float32_stream(self._encode(x_t, step=True))
         new_states = []
         for block, s in zip(self.blocks, states):
             z, s = block.step(z, s)

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._cast import full_precision, work_dtype
 from ._focus_hyper import FocusGlobalConv, FocusHyperNetwork
 from ._focus_iir import COEFFICIENT_MAPS, filter_bins, iir2_impulse, map_coefficients
 from ._validation import (
@@ -246,11 +247,16 @@ class Focus(nn.Module):
         return self._theta(F.pad(x, (0, 0, 0, n_bins * r - x.shape[1])), n_bins, r)
 
     def _theta(self, x_pad: Tensor, n_bins: int, r: int) -> Tensor:
-        if self.hyper is not None:
-            theta = self.hyper(x_pad, n_bins, r)
-        else:
-            theta = torch.sigmoid(self.theta_logits)[None, None]
-        return map_coefficients(theta, self.coefficients)
+        """IIR denominators in ``work_dtype`` of the input (float32 under bf16 autocast: a
+        coefficient rounded to bf16 moves a pole near the unit circle by ~0.2 %, which
+        compounds over the R taps), computed with autocast off."""
+        with full_precision(x_pad.device):
+            x_pad = x_pad.to(work_dtype(x_pad.dtype))
+            if self.hyper is not None:
+                theta = self.hyper(x_pad, n_bins, r)
+            else:
+                theta = torch.sigmoid(self.theta_logits.to(x_pad.dtype))[None, None]
+            return map_coefficients(theta, self.coefficients)
 
     def filtered(self, x: Tensor) -> Tensor:
         """The adaptively filtered sequence ``x_f`` (eq. 8), shape (batch, length, d_model)."""
@@ -263,9 +269,10 @@ class Focus(nn.Module):
         n_bins, r = self._bins(length)
         x_pad = F.pad(x, (0, 0, 0, n_bins * r - length))
         theta = self._theta(x_pad, n_bins, r)
-        h = iir2_impulse(theta, r).sum(dim=-2)  # (B|1, nb|1, D, R): filter bank summed, eq. 7
-        xf = filter_bins(x_pad.reshape(bsz, n_bins, r, d), h)
-        return xf.reshape(bsz, n_bins * r, d)[:, :length]
+        with full_precision(x.device):  # taps and their FFT convolution in >= float32
+            h = iir2_impulse(theta, r).sum(dim=-2)  # (B|1, nb|1, D, R): bank summed, eq. 7
+            xf = filter_bins(x_pad.reshape(bsz, n_bins, r, d).to(h.dtype), h)
+        return xf.reshape(bsz, n_bins * r, d)[:, :length].to(x.dtype)
 
     def _chunk_attention(self, x: Tensor, xf: Tensor) -> Tensor:
         bsz, length, d = x.shape
@@ -274,14 +281,17 @@ class Focus(nn.Module):
         n_chunks = (length + pad) // m
         dh = d // self.n_heads
 
-        def split(t: Tensor) -> Tensor:  # (B, L, D) -> (B, C, H, M, dh)
+        def split(t: Tensor) -> Tensor:  # (B, L, D) -> (B*C, H, M, dh)
             t = F.pad(t, (0, 0, 0, pad))
-            return t.reshape(bsz, n_chunks, m, self.n_heads, dh).transpose(2, 3)
+            t = t.reshape(bsz, n_chunks, m, self.n_heads, dh).transpose(2, 3)
+            # 4-D for SDPA: inductor's lowering of 5-D inputs fails (torch 2.13)
+            return t.reshape(bsz * n_chunks, self.n_heads, m, dh)
 
         q = split(self.q_proj(x))
         k = split(self.k_proj(xf))
         v = split(self.v_proj(xf))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.reshape(bsz, n_chunks, self.n_heads, m, dh)
         return y.transpose(2, 3).reshape(bsz, n_chunks * m, d)[:, :length]
 
     def forward(self, x: Tensor) -> Tensor:

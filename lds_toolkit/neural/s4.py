@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._bridge import diagonal_modes, real_realisation
+from ._bridge import diagonal_modes, real_realisation, remember_names
 from ._cast import linear
 from ._fftconv import causal_conv, compute_dtype
 from ._hippo import legs_nplr
@@ -73,7 +73,7 @@ def s4d_init_imag(d_state: int, init: str) -> torch.Tensor:
     ``"legs"`` (S4D-LegS): ``Im A_n = ω_n > 0``, the eigenvalues ``±iω_n`` of the skew part of
     the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural._hippo`), in increasing order.
     """
-    n = torch.arange(d_state // 2, dtype=torch.float64)
+    n = torch.arange(d_state // 2, dtype=torch.float64, device="cpu")
     if init == "lin":
         return math.pi * n
     if init == "inv":
@@ -99,7 +99,7 @@ def s4d_init(d_state: int, init: str) -> tuple[torch.Tensor, torch.Tensor]:
     if init == "legs":
         B = torch.from_numpy(legs_nplr(d_state).B / 2)
     else:
-        B = torch.ones(d_state // 2, dtype=torch.complex128)
+        B = torch.ones(d_state // 2, dtype=torch.complex128, device="cpu")
     return A, B
 
 
@@ -325,6 +325,7 @@ class DiagonalSSM(SSMBase):
         ssm = cls(len(lam), d_state, disc=disc, real_transform=real_transform, seed=0)
         ssm.to(dtype).set_modes(lam, b, c, d, dt)
         ssm.init = "from_lds"
+        remember_names(ssm, system)  # the exports give the system's signal names back
         return ssm
 
     @torch.no_grad()
@@ -574,4 +575,5 @@ class S4(nn.Module):
                     **layer_kwargs).to(dtype)
         layer.ssm.load_state_dict(ssm.state_dict())
         layer.ssm.init = ssm.init
+        remember_names(layer.ssm, system)
         return layer

@@ -48,10 +48,10 @@ from typing import NamedTuple
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.utils.checkpoint import checkpoint
 
-from ._cast import linear
+from ._cast import linear, work_dtype
 from ._init import Seed, seeded
+from ._scored_attention import scored_attention
 from ._validation import (
     check_choice,
     check_divisible,
@@ -251,24 +251,46 @@ def relative_position_bucket(
 
 
 class RelativePositionBias(nn.Module):
-    """Learned bucketed relative-position bias ``b_pos[h, i, j] = w[h, bucket(j - i)]``."""
+    """Learned bucketed relative-position bias ``b_pos[h, i, j] = w[h, bucket(j - i)]``.
+
+    The bias enters the attention scores in float32 whatever the input's dtype (position
+    biases are among what bf16 would spoil); positions are Python integers, so building it
+    reads nothing from the device.
+    """
 
     def __init__(self, n_heads: int, num_buckets=32, max_distance=128, *, causal=True):
         super().__init__()
         self.num_buckets, self.max_distance, self.causal = num_buckets, max_distance, causal
         self.weight = nn.Parameter(torch.zeros(n_heads, num_buckets))
 
-    def forward(self, q_pos: torch.Tensor, k_pos: torch.Tensor, dtype) -> torch.Tensor:
-        """Bias (n_heads, len(q_pos), len(k_pos)) for absolute positions q_pos, k_pos."""
-        # bucket each distinct offset once, then gather the (q, k) table
-        lo = int(k_pos[0] - q_pos[-1])
-        offsets = torch.arange(lo, int(k_pos[-1] - q_pos[0]) + 1, device=q_pos.device)
+    def offset_table(self, n_q: int, n_k: int, q_offset: int = 0) -> tuple[torch.Tensor, int]:
+        """``(table, lo)``: the bias of every offset ``j - i`` between queries at positions
+        ``q_offset .. q_offset + n_q - 1`` and keys at ``0 .. n_k - 1``, as (n_heads,
+        n_offsets) in float32 (float64 for float64 weights), with ``table[:, o - lo]`` the
+        bias of offset ``o``: each distinct offset is bucketed once, O(n_q + n_k)."""
+        lo = -(q_offset + n_q - 1)
+        offsets = torch.arange(lo, n_k - q_offset, device=self.weight.device)
         buckets = relative_position_bucket(
             offsets, not self.causal, self.num_buckets, self.max_distance
         )
-        table = self.weight.to(dtype)[:, buckets]  # (h, n_offsets)
-        idx = (k_pos[None, :] - q_pos[:, None]) - lo
-        return table[:, idx]
+        return self.weight.to(work_dtype(self.weight.dtype))[:, buckets], lo
+
+    def shift(self, n_q: int, n_k: int, q_offset: int = 0):
+        """The bias as a function ``f(head, i, j)`` of absolute query and key positions, for
+        :func:`~lds_toolkit.neural._scored_attention.scored_attention`."""
+        table, lo = self.offset_table(n_q, n_k, q_offset)
+
+        def bias(h: torch.Tensor, i: torch.Tensor, j: torch.Tensor) -> torch.Tensor:
+            return table[h, j - i - lo]
+
+        return bias
+
+    def forward(self, n_q: int, n_k: int, q_offset: int = 0) -> torch.Tensor:
+        """The bias (n_heads, n_q, n_k) for queries at ``q_offset ..`` and keys at ``0 ..``."""
+        i = torch.arange(q_offset, q_offset + n_q, device=self.weight.device)[:, None]
+        j = torch.arange(n_k, device=self.weight.device)[None, :]
+        h = torch.arange(self.weight.shape[0], device=self.weight.device)[:, None, None]
+        return self.shift(n_q, n_k, q_offset)(h, i, j)
 
 
 class S4PlusPlusState(NamedTuple):
@@ -297,10 +319,12 @@ class S4PlusPlus(nn.Module):
     tau, smr_depthwise, smr_pad : SMR options as :class:`S4Plus`.
     causal : causal attention (default True).
     rel_pos_buckets, rel_pos_max_distance : relative-position bias buckets (32, 128).
-    attn_block : queries per attention block (default 1024). Each block's attention is computed
-        with ``scaled_dot_product_attention`` and, when gradients are needed and there is more
-        than one block, recomputed in the backward pass (activation checkpointing), so memory
-        stays O(attn_block * L) rather than O(L^2).
+    attn_block : queries per attention block (default 1024) where the attention is computed
+        as explicit float32 scores (CPU, eager CUDA): with gradients and more than one block,
+        each block is recomputed in the backward pass (activation checkpointing), so memory
+        stays O(attn_block * L) rather than O(L^2). Compiled on CUDA, the attention is one
+        fused flex_attention kernel with the position bias as its ``score_mod``
+        (:mod:`~lds_toolkit.neural._scored_attention`).
     seed : int, torch.Generator or None.
     """
 
@@ -363,32 +387,19 @@ class S4PlusPlus(nn.Module):
         B, L, w = t.shape
         return t.view(B, L, self.n_heads, w // self.n_heads).transpose(1, 2)
 
-    def _attend_block(self, q, k, v, start: int):
-        """Attention of queries at positions start.. over keys 0..nk-1 (B, h, blk, dh)."""
-        blk, nk = q.shape[2], k.shape[2]
-        qp = torch.arange(start, start + blk, device=q.device)
-        kp = torch.arange(nk, device=q.device)
-        bias = self.pos_bias(qp, kp, q.dtype)
-        if self.causal:
-            bias = bias.masked_fill(kp[None, None, :] > qp[None, :, None], float("-inf"))
-        scale = 1.0 / math.sqrt(q.shape[-1])
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias.unsqueeze(0), scale=scale)
+    def _attend(self, q, k, v, q_offset: int = 0):
+        """Eq. 23 on heads (B, h, n_q, d_head) of queries at positions ``q_offset ..`` over
+        keys and values at ``0 ..``: scores, bias and softmax in float32
+        (:func:`~lds_toolkit.neural._scored_attention.scored_attention`, in blocks of
+        ``attn_block`` queries outside the fused route)."""
+        shift = self.pos_bias.shift(q.shape[2], k.shape[2], q_offset)
+        return scored_attention(q, k, v, shift=shift, causal=self.causal, q_offset=q_offset,
+                                block=self.attn_block)
 
     def attention(self, Q, K, V) -> torch.Tensor:
-        """O of eq. 23 for (B, L, q/k/v) inputs, computed in query blocks."""
-        Qh, Kh, Vh = self._heads(Q), self._heads(K), self._heads(V)
-        L, blk = Qh.shape[2], self.attn_block
-        chunks = []
-        for s in range(0, L, blk):
-            e = min(s + blk, L)
-            nk = e if self.causal else L
-            args = (Qh[:, :, s:e], Kh[:, :, :nk], Vh[:, :, :nk], s)
-            if torch.is_grad_enabled() and L > blk:
-                chunks.append(checkpoint(self._attend_block, *args, use_reentrant=False))
-            else:
-                chunks.append(self._attend_block(*args))
-        O = torch.cat(chunks, dim=2)
-        B = O.shape[0]
+        """O of eq. 23 for (B, L, q/k/v) inputs."""
+        O = self._attend(self._heads(Q), self._heads(K), self._heads(V))
+        B, L = O.shape[0], O.shape[2]
         return O.transpose(1, 2).reshape(B, L, self.d_v)
 
     @torch.no_grad()
@@ -401,7 +412,8 @@ class S4PlusPlus(nn.Module):
         K = self._heads(F.silu(linear(self.k_proj, s4)))
         L = x.shape[1]
         pos = torch.arange(L, device=x.device)
-        scores = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1]) + self.pos_bias(pos, pos, x.dtype)
+        scores = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])
+        scores = scores + self.pos_bias(L, L).to(scores.dtype)
         if self.causal:
             scores = scores.masked_fill(pos[None, :] > pos[:, None], float("-inf"))
         return torch.softmax(scores, dim=-1)
@@ -453,7 +465,7 @@ class S4PlusPlus(nn.Module):
         v = self._heads(F.silu(linear(self.v_proj, x_t)).unsqueeze(1))
         keys = torch.cat([state.keys.to(dt), k], dim=2)
         values = torch.cat([state.values.to(dt), v], dim=2)
-        O = self._attend_block(q, keys, values, keys.shape[2] - 1)
+        O = self._attend(q, keys, values, keys.shape[2] - 1)
         O = O.transpose(1, 2).reshape(x_t.shape[0], self.d_v)
         y = self._combine(x_t, s4, O)
         return y, S4PlusPlusState(ssm_state, history, keys, values)

@@ -48,8 +48,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ._cast import full_precision
 from ._fftconv import causal_conv, compute_dtype, fft_len, irfft, rfft
-from ._init import Seed, seeded
+from ._init import Seed, on_default_device, seeded
 from ._validation import (
     check_choice,
     check_finite,
@@ -203,11 +204,11 @@ class STU(nn.Module):
         # float64 floor can come out slightly negative; its fourth root would be NaN and make
         # every output NaN, so it is clipped to 0 (its true value is ~0 to round-off; the
         # FilterPrecisionWarning already says such filters carry no signal)
-        f = torch.from_numpy(phi * np.maximum(sigma, 0.0)[None, :] ** 0.25)
+        f = phi * np.maximum(sigma, 0.0)[None, :] ** 0.25
         if self.branches == "both":
-            sign = torch.where(torch.arange(self.seq_len) % 2 == 0, 1.0, -1.0).double()
-            f = torch.cat([f, f * sign[:, None]], dim=1)  # (T, 2k): f^+ then f^-
-        self.register_buffer("filters", f, persistent=False)
+            sign = np.where(np.arange(self.seq_len) % 2 == 0, 1.0, -1.0)
+            f = np.concatenate([f, f * sign[:, None]], axis=1)  # (T, 2k): f^+ then f^-
+        self.register_buffer("filters", on_default_device(torch.from_numpy(f)), persistent=False)
         n_f = f.shape[1]
 
         with seeded(seed, name):
@@ -262,24 +263,29 @@ class STU(nn.Module):
         return F.pad(u, (0, 0, self.lag, 0))[:, : u.shape[1]]
 
     def _spectral(self, u: torch.Tensor) -> torch.Tensor:
-        """z (B, L, d) from the (delayed) input u (B, L, d), by FFT."""
+        """z (B, L, d) from the (delayed) input u (B, L, d), by FFT, in u's dtype (float32 or
+        float64). The filters, their products with the learned vectors or matrices and the
+        FFTs run with autocast off (bf16 would round the filters and their spectra); only the
+        tensordot form's input projection ``u M_in`` follows autocast."""
         L = u.shape[1]
         f = self.filters[:L].to(u.dtype)  # first L taps of the length-T filters
         n = fft_len(L, L)
         if self.form == "tensordot":
-            g = f @ self.M_filters.to(u.dtype)  # (L, d)
-            v = (u @ self.M_in.to(u.dtype)).transpose(1, 2)  # (B, d, L)
-            return causal_conv(v, g.t()).transpose(1, 2)
+            v = (u @ self.M_in.to(u.dtype)).transpose(1, 2).to(u.dtype)  # (B, d, L)
+            with full_precision(u.device):
+                g = f @ self.M_filters.to(u.dtype)  # (L, d)
+                return causal_conv(v, g.t()).transpose(1, 2)
         d = self.d_model
-        U = rfft(u, n=n, dim=1).transpose(0, 1)  # (n/2+1, B, d_in)
-        Fh = rfft(f, n=n, dim=0)  # (n/2+1, K)
-        M = self.M.to(u.dtype).reshape(-1, d * d)
-        Uri = torch.cat([U.real, U.imag], dim=1)  # (n/2+1, 2B, d_in)
-        if active(self):  # the (F, d, d) transfer matrices block by block, recomputed
-            Y = blockwise(_transfer_product, Uri.shape[0], 0, Uri, Fh, M)
-        else:
-            Y = _transfer_product(0, Uri.shape[0], Uri, Fh, M)
-        return irfft(Y.transpose(0, 1), n=n, dim=1)[:, :L]
+        with full_precision(u.device):
+            U = rfft(u, n=n, dim=1).transpose(0, 1)  # (n/2+1, B, d_in)
+            Fh = rfft(f, n=n, dim=0)  # (n/2+1, K)
+            M = self.M.to(u.dtype).reshape(-1, d * d)
+            Uri = torch.cat([U.real, U.imag], dim=1)  # (n/2+1, 2B, d_in)
+            if active(self):  # the (F, d, d) transfer matrices block by block, recomputed
+                Y = blockwise(_transfer_product, Uri.shape[0], 0, Uri, Fh, M)
+            else:
+                Y = _transfer_product(0, Uri.shape[0], Uri, Fh, M)
+            return irfft(Y.transpose(0, 1), n=n, dim=1)[:, :L]
 
     # --- modes -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -300,9 +306,10 @@ class STU(nn.Module):
             for i in range(self.k_u):  # k_u is small (the STU paper uses 3)
                 z = z + F.pad(u, (0, 0, i, 0))[:, :L] @ Mu[i]
         if self.k_y:
-            h = ar_impulse_response(self.a_y.to(cd), L)  # (L, d)
-            check_finite(h, "output-autoregressive impulse response (a_y unstable)", name, 0)
-            z = causal_conv(z.transpose(1, 2), h.t()).transpose(1, 2)
+            with full_precision(x.device):  # the IIR's impulse response and its convolution
+                h = ar_impulse_response(self.a_y.to(cd), L)  # (L, d)
+                check_finite(h, "output-autoregressive impulse response (a_y unstable)", name, 0)
+                z = causal_conv(z.to(cd).transpose(1, 2), h.t()).transpose(1, 2)
             check_finite(z, "output", name, 1)
         return z.to(x.dtype)
 
@@ -391,12 +398,14 @@ class STU(nn.Module):
         window = inputs.flip(1)[:, self.lag : self.lag + T]
         f = self.filters.to(cd)
         if self.form == "tensordot":
-            g = f @ self.M_filters.to(cd)  # (T, d)
-            v = window @ self.M_in.to(cd)  # (B, T, d)
-            z = (g.unsqueeze(0) * v).sum(1)
+            v = (window @ self.M_in.to(cd)).to(cd)  # (B, T, d)
+            with full_precision(x_t.device):
+                g = f @ self.M_filters.to(cd)  # (T, d)
+                z = (g.unsqueeze(0) * v).sum(1)
         else:
-            feats = torch.einsum("btd,ti->bid", window, f)  # (B, K, d_in)
-            z = torch.einsum("bia,iao->bo", feats, self.M.to(cd))
+            with full_precision(x_t.device):
+                feats = torch.einsum("btd,ti->bid", window, f)  # (B, K, d_in)
+                z = torch.einsum("bia,iao->bo", feats, self.M.to(cd))
         if self.k_u:
             z = z + torch.einsum("bia,iao->bo", window[:, : self.k_u], self.M_u.to(cd))
         outputs = state.outputs.to(cd)

@@ -54,7 +54,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 #: The largest Toeplitz block (L d_in x L d_out entries) the blocked route builds.
 _MAX_TOEPLITZ = 2**21

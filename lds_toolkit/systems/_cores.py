@@ -18,7 +18,8 @@ batch index among elements diverging at that step; callers turn this into
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 _FASTMATH = {"contract", "reassoc"}  # lets LLVM vectorise the reductions; no NaN/inf shortcuts
 _DBL_MAX = np.finfo(np.float64).max

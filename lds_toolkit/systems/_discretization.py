@@ -19,8 +19,8 @@ from .._validation import as_matrix, as_square, check_choice, check_finite_resul
 
 #: Every ``method=`` of :func:`~lds_toolkit.systems.discretize`: python-control's
 #: (``sample_system``/``c2d``) and S4's bilinear recursion in a standard realisation.
-METHODS = ("zoh", "foh", "bilinear", "tustin", "gbt", "euler", "backward_diff", "matched",
-           "s4-bilinear")
+METHODS = ("zoh", "foh", "impulse", "bilinear", "tustin", "gbt", "euler", "backward_diff",
+           "matched", "s4-bilinear")
 #: The weight α of the generalised bilinear transform that each named method fixes.
 GBT_ALPHA = {"euler": 0.0, "bilinear": 0.5, "tustin": 0.5, "backward_diff": 1.0}
 
@@ -133,6 +133,16 @@ def _options(method: str, dt: float, alpha, prewarp_frequency) -> tuple[float | 
     return a, step
 
 
+def _check_strictly_proper(D: np.ndarray) -> None:
+    """``method="impulse"`` (impulse invariance) is defined for D = 0 only: scipy drops a D
+    whose entries are below 1e-8 in silence; here any nonzero entry is refused."""
+    if np.any(D != 0):
+        i, j = np.unravel_index(int(np.argmax(np.abs(D))), D.shape)
+        raise ValueError("method='impulse' (impulse invariance) needs a strictly proper system, "
+                         f"D = 0; got D[{i}, {j}] = {D[i, j]:g}: use another method, or set D "
+                         "to 0 if it is round-off")
+
+
 def _matched(A, B, C, D, dt):
     """Pole-zero matching (python-control's ``TransferFunction.sample(method="matched")``) of a
     single-input single-output system, realised by python-control's ``tf2ss``."""
@@ -152,7 +162,10 @@ def _matched(A, B, C, D, dt):
     if not (np.isfinite(gain) and np.isfinite(unit) and unit != 0):
         raise ValueError("method='matched' fixes the gain by the DC gain, which is infinite or "
                          "zero for this system (a pole or a zero at s = 0); use another method")
-    tf = control.zpk(zeros, poles, (gain / unit).real)
+    # zpk's polynomials from the roots: conjugate pairs give real coefficients, up to imaginary
+    # round-off (~1e-16) that python-control's tf refuses, so the real parts are taken
+    num = np.real(np.poly(zeros)) if zeros.size else np.ones(1)
+    tf = control.tf((gain / unit).real * num, np.real(np.poly(poles)))
     ssd = control.tf2ss(tf.sample(dt, method="matched"))
     return (np.asarray(ssd.A, float), np.asarray(ssd.B, float), np.asarray(ssd.C, float),
             np.asarray(ssd.D, float))
@@ -175,6 +188,8 @@ def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarr
         return Ad, Bd, C, D
     if method == "matched":
         return _matched(A, B, C, D, dt)
+    if method == "impulse":
+        _check_strictly_proper(D)
     if method in ("bilinear", "tustin", "s4-bilinear"):
         lu, Ad, Bd = bilinear_core(A, B, step)
         if method == "s4-bilinear":  # x_k = Ā x_{k-1} + B̄ u_k, y_k = C x_k + D u_k, realised
@@ -182,8 +197,9 @@ def discretize_matrices(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarr
         Cd = scipy.linalg.lu_solve(lu, C.T, trans=1).T  # C M
         Dd = D + 0.5 * (C @ scipy.linalg.lu_solve(lu, step * B))
         return Ad, Bd, Cd, Dd
-    if method == "foh":
-        Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), dt, method="foh")
+    if method in ("foh", "impulse"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            Ad, Bd, Cd, Dd, _ = scipy.signal.cont2discrete((A, B, C, D), dt, method=method)
     else:  # gbt, euler, backward_diff
         assert a is not None  # GBT_ALPHA names these methods' weight
         _check_gbt_invertible(A, step, a)

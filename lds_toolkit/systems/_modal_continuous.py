@@ -15,8 +15,8 @@ factors of continuous time, S_i = ∫_0^{t_end - t_0} |e^{λ_i s}| ds (:func:`._
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ._cores import norm_exceeds, squared_limit
 from ._modal import (
     certify,

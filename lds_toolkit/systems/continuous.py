@@ -23,8 +23,8 @@ a-posteriori certificate as :func:`simulate` (continuous-time accumulation facto
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .._threads import one_thread
 from .._typing import ArrayLike
 from .._validation import as_float_array, check_choice, check_real

@@ -6,6 +6,7 @@ r"""Discretisation of continuous-time systems: every method of python-control's
 =====================  ===============================================================
 ``"zoh"``              zero-order hold (ours: one matrix exponential, overflow checked)
 ``"foh"``              first-order hold (``scipy.signal.cont2discrete``)
+``"impulse"``          impulse invariance, strictly proper systems (D = 0) only (scipy)
 ``"bilinear"``         Tustin; ``"tustin"`` is the same transform; ``prewarp_frequency``
                        supported (ours, singularity checked)
 ``"gbt"``              generalised bilinear transform with weight ``alpha`` in [0, 1]
@@ -19,11 +20,29 @@ r"""Discretisation of continuous-time systems: every method of python-control's
                        and ``simulate`` run it as S4 does
 =====================  ===============================================================
 
-The results equal ``control.sample_system(sys, dt, method, alpha=..., prewarp_frequency=...)``
-matrix for matrix (to round-off; ``matched`` to python-control's own ``tf2ss`` realisation).
-A ``control.StateSpace`` in gives a ``control.StateSpace`` out, an :class:`LDS` an
-:class:`LDS`; the input, output and state names are kept (not the state names for
-``matched``) and the system name gets python-control's ``$sampled`` suffix.
+The results equal ``control.sample_system(sys, dt, method, alpha=..., prewarp_frequency=...,
+name=..., copy_names=..., inputs=..., outputs=..., states=...)`` matrix for matrix and name for
+name (to round-off; ``matched`` to python-control's own ``tf2ss`` realisation; a property test
+over random SISO and MIMO systems checks every method and keyword,
+``tests/interop/test_discretize_parity.py``). Three deliberate differences: an explicit
+``name=`` is used also with ``copy_names=False`` (python-control 0.10.2 drops it there, against
+its own docstring); ``prewarp_frequency`` with a method that cannot use it is an error
+(python-control warns and ignores it); ``"impulse"`` refuses any D != 0 (scipy drops a D below
+1e-8 in silence). ``"matched"`` and ``"s4-bilinear"`` take a ``StateSpace``, which
+``sample_system`` does not (it has ``"matched"`` for transfer functions only).
+
+**Return types**, one rule for every function of the toolkit that returns a transformed
+system (:func:`discretize`, :func:`s4_bilinear`): a ``control.StateSpace`` in gives a plain
+``control.StateSpace`` out, an :class:`LDS` an :class:`LDS`. With ``copy_names=True``
+(default) the input, output and state names are kept (not the state names for ``matched``)
+and the system name gets python-control's ``$sampled`` suffix.
+
+``method="impulse"`` — impulse invariance (scipy's ``cont2discrete``; D = 0)::
+
+    A_d = e^{A dt},   B_d = e^{A dt} B dt,   C_d = C,   D_d = C B dt
+
+    the discrete impulse response h_k = C_d A_d^{k-1} B_d (k >= 1) is dt times the
+    continuous one at t = k dt, and D_d = C B dt is dt h(0).
 
 Index conventions (they differ, and tests pin each one). All but the last are read with the
 standard recursion ``x_{k+1} = A_d x_k + B_d u_k``, ``y_k = C_d x_k + D_d u_k``.
@@ -78,20 +97,19 @@ state s_k = x_{k-1}::
 
 from __future__ import annotations
 
-import control
-
 from .._typing import SystemLike
 from ._discretization import GBT_ALPHA, METHODS, bilinear_core, sample_time, zoh_matrices
-from .lds import LDS, require_continuous
+from .lds import LDS, SignalNames, like_input, require_continuous
 
 __all__ = ["GBT_ALPHA", "METHODS", "discretize", "s4_bilinear", "zoh_matrices"]
 
 
 def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
-               alpha: float | None = None,
-               prewarp_frequency: float | None = None) -> SystemLike:
+               alpha: float | None = None, prewarp_frequency: float | None = None,
+               name: str | None = None, copy_names: bool = True, inputs: SignalNames = None,
+               outputs: SignalNames = None, states: SignalNames = None) -> SystemLike:
     """Discretise a continuous-time system with sample time ``dt`` (as
-    ``control.sample_system``).
+    ``control.sample_system``, keyword for keyword).
 
     Parameters
     ----------
@@ -99,8 +117,8 @@ def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
         Continuous-time system (``dt = 0``).
     dt : float
         Sample time, > 0.
-    method : {"zoh", "foh", "bilinear", "tustin", "gbt", "euler", "backward_diff", "matched", \
-"s4-bilinear"}
+    method : {"zoh", "foh", "impulse", "bilinear", "tustin", "gbt", "euler", "backward_diff", \
+"matched", "s4-bilinear"}
         The transform; see the module docstring for the equations, index conventions and
         which library computes each. ``"tustin"`` and ``"bilinear"`` are the same transform.
     alpha : float in [0, 1], optional
@@ -108,46 +126,61 @@ def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
     prewarp_frequency : float, optional
         ω > 0 below the Nyquist frequency π/dt, for ``"bilinear"``/``"tustin"`` (or ``"gbt"``
         with α = ½): the discrete response at e^{iω dt} then equals the continuous one at iω.
+    name : str, optional
+        The sampled system's name; default: ``system``'s name with python-control's
+        ``$sampled`` suffix (with ``copy_names``), else a generic ``sys[k]``.
+    copy_names : bool
+        Keep ``system``'s input, output and state names (default, as python-control).
+    inputs, outputs, states : list of str, str or int, optional
+        Signal names (or counts) of the sampled system, as python-control's; they replace the
+        copied ones.
 
     Returns
     -------
     LDS or control.StateSpace
-        The discrete system (``dt`` set): a ``control.StateSpace`` when ``system`` is a plain
-        ``control.StateSpace``, an :class:`LDS` when it is an :class:`LDS`; signal names kept.
+        The discrete system (``dt`` set): a plain ``control.StateSpace`` when ``system`` is a
+        ``control.StateSpace`` that is not an :class:`LDS`, an :class:`LDS` when it is one.
 
     Raises
     ------
     ValueError
         A discrete system, ``dt <= 0``, an unknown method, an option the method does not use,
-        a singular ``I - α dt A``, a matrix exponential that overflows, or ``"matched"`` on a
-        multi-input or multi-output system or one with a pole at 0.
+        a singular ``I - α dt A``, a matrix exponential that overflows, ``"impulse"`` with
+        D != 0, ``"matched"`` on a multi-input or multi-output system or one with a pole at 0,
+        or names that do not match the signals.
+    TypeError
+        ``dt=True`` (python-control's unspecified step), a ``copy_names`` that is not a bool,
+        or a system that is not a state-space system.
 
     Examples
     --------
     >>> import control as ct
-    >>> G = ct.ss([[-1.0]], [[1.0]], [[1.0]], [[0.0]], inputs="u", outputs="y")
+    >>> G = ct.ss([[-1.0]], [[1.0]], [[1.0]], [[0.0]], inputs="u", outputs="y", name="G")
     >>> Gd = discretize(G, 0.1, "foh")
-    >>> type(Gd).__name__, Gd.input_labels, Gd.output_labels
-    ('StateSpace', ['u'], ['y'])
+    >>> type(Gd).__name__, Gd.input_labels, Gd.output_labels, Gd.name
+    ('StateSpace', ['u'], ['y'], 'G$sampled')
+    >>> discretize(G, 0.1, "impulse", name="Gi", outputs=["z"]).output_labels
+    ['z']
     """
-    sysd = require_continuous(system).discretize(dt, method, alpha=alpha,
-                                                  prewarp_frequency=prewarp_frequency)
-    if isinstance(system, control.StateSpace) and not isinstance(system, LDS):
-        return sysd.to_statespace()
-    return sysd
+    sysd = require_continuous(system).discretize(
+        dt, method, alpha=alpha, prewarp_frequency=prewarp_frequency, name=name,
+        copy_names=copy_names, inputs=inputs, outputs=outputs, states=states)
+    return like_input(system, sysd)
 
 
-def s4_bilinear(system: SystemLike, dt: float) -> LDS:
+def s4_bilinear(system: SystemLike, dt: float) -> SystemLike:
     """S4's bilinear discretisation (S4++ paper eqs. 3–6): Ā, B̄ as Tustin, C and D unchanged.
 
-    The returned :class:`LDS` is meant for the recursion ``x_k = Ā x_{k-1} + B̄ u_k``,
+    The returned system is meant for the recursion ``x_k = Ā x_{k-1} + B̄ u_k``,
     ``y_k = C x_k + D u_k`` (input enters the state in the same step): simulate it with
     ``simulate(sys, u, output="s4")``. Simulating it with the standard convention (or giving it
     to python-control) is a different system, see the module docstring; for a system that
-    python-control runs as S4 does, use ``discretize(system, dt, "s4-bilinear")``. ``system``
-    may be a continuous-time ``control.StateSpace``; the signal names are kept.
+    python-control runs as S4 does, use ``discretize(system, dt, "s4-bilinear")``. The signal
+    and system names are kept (the name unchanged: these are S4's matrices, not a sampled
+    system). Return type as :func:`discretize`: a ``control.StateSpace`` in gives a
+    ``control.StateSpace`` out, an :class:`LDS` an :class:`LDS`.
     """
-    system = require_continuous(system)
+    lds = require_continuous(system)
     dt = sample_time(dt)
-    _, Ad, Bd = bilinear_core(system.A, system.B, dt)
-    return LDS(Ad, Bd, system.C, system.D, dt=dt, **system.names())
+    _, Ad, Bd = bilinear_core(lds.A, lds.B, dt)
+    return like_input(system, LDS(Ad, Bd, lds.C, lds.D, dt=dt, **lds.names()))

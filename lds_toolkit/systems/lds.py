@@ -49,7 +49,14 @@ import numpy as np
 
 from .._signal_names import SignalNames, check_signal_names, check_system_name
 from .._typing import ArrayLike
-from .._validation import as_float_array, as_matrix, as_square, check_choice, check_real
+from .._validation import (
+    as_float_array,
+    as_matrix,
+    as_square,
+    check_bool,
+    check_choice,
+    check_real,
+)
 from ._discretization import discretize_matrices, sample_time
 from ._frozen import frozen
 
@@ -241,20 +248,27 @@ class LDS(control.StateSpace):
 
     # ---------------------------------------------------------- transforms
     def discretize(self, dt: float, method: str = "zoh", *, alpha: float | None = None,
-                   prewarp_frequency: float | None = None) -> LDS:
-        """Discretise a continuous system; see :func:`lds_toolkit.systems.discretize`.
-
-        Signal names are kept (state names too, except for ``"matched"``, whose realisation
-        has other states), and the system name gets python-control's ``$sampled`` suffix, as
-        ``control.sample_system`` does."""
+                   prewarp_frequency: float | None = None, name: str | None = None,
+                   copy_names: bool = True, inputs: SignalNames = None,
+                   outputs: SignalNames = None, states: SignalNames = None) -> LDS:
+        """Discretise a continuous system; see :func:`lds_toolkit.systems.discretize` (the
+        same keywords, python-control's ``sample_system`` names: with ``copy_names`` the
+        signal names are kept, state names too except for ``"matched"``, whose realisation has
+        other states, and the system name gets python-control's ``$sampled`` suffix)."""
         if not self.is_continuous:
             raise ValueError(f"system must be continuous-time (dt 0 or None), got dt={self.dt}")
+        copy_names = check_bool("copy_names", copy_names)
+        check_system_name(name)
         Ad, Bd, Cd, Dd = discretize_matrices(self.A, self.B, self.C, self.D, dt, method,
                                              alpha=alpha, prewarp_frequency=prewarp_frequency)
-        names = self.names()
-        names["name"] = sampled_name(self.name)
-        if method == "matched" or Ad.shape != self.A.shape:
-            names.pop("states")
+        names: dict = {}
+        if copy_names:
+            names = self.names()
+            names["name"] = sampled_name(self.name)
+            if method == "matched" or Ad.shape != self.A.shape:
+                names.pop("states")
+        given = {"inputs": inputs, "outputs": outputs, "states": states, "name": name}
+        names.update({k: v for k, v in given.items() if v is not None})
         return LDS(Ad, Bd, Cd, Dd, dt=sample_time(dt), **names)
 
     def impulse_response(self, length: int | None = None, *,
@@ -331,7 +345,7 @@ class LDS(control.StateSpace):
                      "states": list(sys.state_labels), "name": sys.name}
         return cls(A, B, C, D, dt, **names)
 
-    def to_statespace(self):
+    def to_statespace(self) -> control.StateSpace:
         """A plain ``control.StateSpace`` (python-control's own class) with the same matrices,
         timebase and names. An :class:`LDS` already is a ``StateSpace``; this is for code
         that needs exactly that class (or a mutable copy)."""
@@ -456,6 +470,15 @@ def as_lds(system, name: str = "system") -> LDS:
         hint = f"; convert it with {name}.to_lds() first"
     raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
                     f"{type(system).__name__}{hint}")
+
+
+def like_input(system, result: LDS):
+    """The return-type rule of every function that transforms a system: ``result`` as a plain
+    ``control.StateSpace`` when ``system`` came in as a ``control.StateSpace`` that is not an
+    :class:`LDS` (python-control's type given back), else the :class:`LDS` itself."""
+    if isinstance(system, control.StateSpace) and not isinstance(system, LDS):
+        return result.to_statespace()
+    return result
 
 
 def require_continuous(system, name: str = "system") -> LDS:

@@ -32,6 +32,8 @@ from .._typing import ArrayLike
 from .._validation import as_matrix, as_square
 from .lds import LDS, as_lds, as_state_vector
 
+_NAME_KEYS = frozenset({"inputs", "outputs", "states", "name"})
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class S4Recursion:
@@ -50,10 +52,15 @@ class S4Recursion:
         D (zeros when omitted).
     dt : float or True
         Sample time of the recursion (1: one sample, as the layers export it).
+    names : dict, optional
+        Signal names as the :class:`~lds_toolkit.systems.LDS` keywords (``inputs``,
+        ``outputs``, ``states``, ``name``); :meth:`to_lds` and :meth:`from_lds` carry them (the
+        standard realisation's state s_k = x_{k-1} keeps the state names).
 
     Notes
     -----
-    The matrices are validated and frozen as an :class:`~lds_toolkit.systems.LDS`'s are.
+    The matrices (and names) are validated and frozen as an
+    :class:`~lds_toolkit.systems.LDS`'s are.
     """
 
     A_bar: np.ndarray
@@ -61,10 +68,17 @@ class S4Recursion:
     C: np.ndarray
     D: np.ndarray | None = None
     dt: float | bool = 1.0
+    names: dict | None = None
 
     def __post_init__(self):
-        # the same validation (shapes, finiteness, a discrete timebase) as an LDS, with the
-        # fields' own names in the messages
+        # the same validation (shapes, finiteness, a discrete timebase, names) as an LDS,
+        # with the fields' own names in the messages
+        names = {}
+        if self.names is not None:
+            if not isinstance(self.names, dict) or not set(self.names) <= _NAME_KEYS:
+                raise TypeError(f"names must be a dict with keys among {sorted(_NAME_KEYS)} "
+                                f"(the LDS name keywords), got {self.names!r}")
+            names = {k: v for k, v in self.names.items() if v is not None}
         A = as_square("A_bar", self.A_bar)
         n = A.shape[0]
         B = as_matrix("B_bar", self.B_bar)
@@ -76,13 +90,15 @@ class S4Recursion:
             raise ValueError(f"C must have shape (d_out, {n}) to match A_bar {A.shape}, got "
                              f"{C.shape}")
         D = None if self.D is None else as_matrix("D", self.D, shape=(C.shape[0], B.shape[1]))
-        holder = LDS(A, B, C, D, dt=self.dt)
+        holder = LDS(A, B, C, D, dt=self.dt, **names)
         if not holder.is_discrete:
             raise ValueError(f"dt must be a sample time > 0 or True (the recursion is discrete), "
                              f"got {self.dt!r}")
         for field, key in (("A_bar", "A"), ("B_bar", "B"), ("C", "C"), ("D", "D"),
                            ("dt", "dt")):
             object.__setattr__(self, field, getattr(holder, key))
+        if self.names is not None:
+            object.__setattr__(self, "names", {k: holder.names()[k] for k in names})
 
     @property
     def n_states(self) -> int:
@@ -99,14 +115,16 @@ class S4Recursion:
     def to_lds(self, **names) -> LDS:
         """The standard realisation ``(Ā, B̄, C Ā, D + C B̄)`` (state s_k = x_{k-1}): python-
         control and :func:`~lds_toolkit.systems.simulate` run it to this recursion's outputs.
-        ``names`` are the :class:`LDS` name keywords."""
+        Its names are this recursion's :attr:`names`, replaced by ``names`` (the :class:`LDS`
+        name keywords) where given."""
         return LDS(self.A_bar, self.B_bar, self.C @ self.A_bar, self.D + self.C @ self.B_bar,
-                   dt=self.dt, **names)
+                   dt=self.dt, **{**(self.names or {}), **names})
 
     @classmethod
     def from_lds(cls, system) -> S4Recursion:
         """The recursion whose outputs equal the standard simulation of a discrete ``system``
-        (an LDS or ``control.StateSpace``): ``C = C_std A^{-1}``, ``D = D_std - C B``.
+        (an LDS or ``control.StateSpace``): ``C = C_std A^{-1}``, ``D = D_std - C B``; the
+        system's names are kept.
 
         Raises ``ValueError`` when ``A`` is singular (an eigenvalue 0: the S4 output map is
         then not determined by the standard one) or the system is continuous-time.
@@ -120,7 +138,8 @@ class S4Recursion:
                              "recursion's C = C_std A^{-1} is not determined by the standard "
                              "realisation; pass the S4 matrices as an S4Recursion instead")
         C = scipy.linalg.solve(system.A.T, system.C.T).T
-        return cls(system.A, system.B, C, system.D - C @ system.B, dt=system.dt)
+        return cls(system.A, system.B, C, system.D - C @ system.B, dt=system.dt,
+                   names=system.names())
 
     def simulate(self, u: ArrayLike, x_prev: ArrayLike | None = None, **options):
         """Run the recursion: ``simulate(LDS(Ā, B̄, C, D), u, x_prev, output="s4")`` (see
@@ -130,7 +149,7 @@ class S4Recursion:
 
         if x_prev is not None:
             x_prev = as_state_vector("x_prev", x_prev, self.n_states)
-        held = LDS(self.A_bar, self.B_bar, self.C, self.D, dt=self.dt)
+        held = LDS(self.A_bar, self.B_bar, self.C, self.D, dt=self.dt, **(self.names or {}))
         return simulate(held, u, x_prev, output="s4", **options)
 
     def __repr__(self) -> str:

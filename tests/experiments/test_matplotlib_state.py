@@ -4,18 +4,16 @@ In a notebook, a library that calls ``matplotlib.use`` or writes ``rcParams`` sw
 inline plots of everything that follows. The check runs in a fresh interpreter (the backend
 is process-wide): it picks a non-default backend and sets an rcParam the toolkit style also
 sets, then imports the toolkit, lists the experiments, reproduces one (its figures are
-written), uses every plotting helper, and compares.
+written), uses every plotting helper, and compares. The same in a Jupyter kernel:
+``tests/experiments/test_notebook.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
-
-import pytest
 
 CODE = textwrap.dedent("""
     import json, sys
@@ -68,36 +66,3 @@ def test_backend_and_rcparams_are_untouched(tmp_path):
     for p in got["figures"]:  # written by the format's own canvas, whatever the backend
         data = open(p, "rb").read(8)
         assert data.startswith(b"\x89PNG" if p.endswith(".png") else b"%PDF"), p
-
-
-def test_a_notebook_keeps_its_inline_plots_after_toolkit_calls():
-    """In a Jupyter kernel (the inline backend, as a reader of the tutorials has it), a plot
-    made after listing the experiments and using the plotting helpers still shows inline."""
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            "import matplotlib, numpy as np\n"
-            "import lds_toolkit as lt\n"
-            "from lds_toolkit.experiments import plotting\n"
-            "names = lt.list_experiments()\n"
-            "fig, ax = plotting.figure(1, 1)\n"
-            "plotting.band(ax, np.arange(3), np.ones((2, 3)))\n"
-            "print(matplotlib.get_backend())"),
-        nbformat.v4.new_code_cell(
-            "import matplotlib.pyplot as plt\n"
-            "plt.plot([1, 2, 3])\n"
-            "plt.show()"),
-    ]
-    env_backend = os.environ.pop("MPLBACKEND", None)  # the kernel picks Jupyter's inline one
-    try:
-        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-    finally:
-        if env_backend is not None:
-            os.environ["MPLBACKEND"] = env_backend
-    backend = "".join(o.get("text", "") for o in nb.cells[0].outputs)
-    assert "inline" in backend, nb.cells[0].outputs
-    images = [o for o in nb.cells[1].outputs if "image/png" in o.get("data", {})]
-    assert len(images) == 1, nb.cells[1].outputs

@@ -109,7 +109,8 @@ def test_impulse_response_refusals():
     ("gbt", {"alpha": 0.3, "prewarp_frequency": 1.0}, "with alpha=0.3"),
     ("tustin", {"prewarp_frequency": 40.0}, r"below the Nyquist frequency pi/dt = 31.4"),
     ("tustin", {"prewarp_frequency": -1.0}, "prewarp_frequency must lie in"),
-    ("impulse", {}, "method must be one of"),
+    ("impulse-invariant", {}, "method must be one of"),
+    ("impulse", {"alpha": 0.5}, "alpha is only used by method=.gbt."),
 ])
 def test_discretize_refuses_options_the_method_does_not_use(method, kw, match):
     with pytest.raises(ValueError, match=match):
@@ -236,7 +237,8 @@ def test_learner_values_come_back_in_the_targets_form():
     np.testing.assert_allclose([[p["p"], p["q"]] for p in preds[1:]], ref[1:], atol=1e-12)
     with pytest.raises(ValueError, match=r"y \(y_t\) must be a dict as in the first call"):
         dicts.learn_one({"a": 0.0, "b": 0.0}, np.zeros(2))
-    with pytest.raises(ValueError, match=r"must have the keys \['p', 'q'\]"):
+    with pytest.raises(ValueError, match=r"y \(y_t\) lacks the key 'q'; every call needs the "
+                                         r"keys \['p', 'q'\]"):
         dicts.learn_one({"a": 0.0, "b": 0.0}, {"p": 0.0})
 
 
@@ -247,9 +249,10 @@ def test_cold_oracle_and_last_value():
     oracle, ref = LDSOracle(sys), LDSOracle(sys).fit_predict(u, y)
     got = []
     for u_t, y_t in zip(u, y):
-        got.append(oracle.predict_one(u_t))   # sized from the system: an array at once
+        got.append(oracle.predict_one(u_t))   # one output: a float, cold or warm
         oracle.learn_one(u_t, y_t)
-    np.testing.assert_allclose(np.array(got), ref, atol=1e-12)
+    assert all(type(g) is float for g in got)
+    np.testing.assert_allclose(np.array(got), ref[:, 0], atol=1e-12)
     last = LastValue()
     last.learn_one(1.0, 3.0)
     assert last.predict_one(0.0) == 3.0

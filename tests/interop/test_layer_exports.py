@@ -2,7 +2,8 @@
 (relative to the output's scale) in float64, for S4 (HiPPO-LegS in DPLR form), S4D (diagonal),
 S4+ (the SSM after its SMR pre-filter) and a bare DPLR kernel, with both discretisations, with
 the trained-style random D and with D = 0; python-control's frequency response of the export
-is the layer kernel's DFT, and the S4 form cannot be handed to python-control by mistake."""
+is the layer kernel's DFT, and the S4 form cannot be handed to python-control by mistake. The
+signal names of the system a layer was built from (``from_lds``) survive every export."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from lds_toolkit.neural import DPLRSSM, S4, S4Plus  # noqa: E402
-from lds_toolkit.systems import LDS, S4Recursion  # noqa: E402
+from lds_toolkit.neural import DPLRSSM, S4, DiagonalSSM, S4Plus  # noqa: E402
+from lds_toolkit.systems import LDS, S4Recursion, simulate  # noqa: E402
 
 L = 120
 LAYERS = {
@@ -85,3 +86,57 @@ def test_the_s4_form_is_not_a_system():
     with pytest.raises(TypeError, match=r"convert it with system.to_lds\(\) first"):
         simulate(rec, np.zeros((5, 2)))
     assert rec.to_lds().equals(layer.to_lds())
+
+
+def _named_plant():
+    """Two channels (block-diagonal, a complex pair in channel 0), named signals."""
+    A = np.zeros((3, 3))
+    A[:2, :2] = [[0.8, -0.3], [0.3, 0.8]]
+    A[2, 2] = 0.6
+    B = np.array([[1.0, 0.0], [0.5, 0.0], [0.0, 1.0]])
+    C = np.array([[1.0, -0.4, 0.0], [0.0, 0.0, 2.0]])
+    return LDS(A, B, C, dt=1.0, inputs=["f", "g"], outputs=["p", "q"], name="plant")
+
+
+FROM_LDS = {"DiagonalSSM": DiagonalSSM.from_lds, "S4": S4.from_lds, "S4+": S4Plus.from_lds}
+
+
+def _exports(layer):
+    """Every export of a layer, by name: the systems it gives."""
+    return {"to_lds": layer.to_lds(), "to_lds(channel=1)": layer.to_lds(1),
+            "continuous": layer.to_lds(continuous=True),
+            "s4_recursion.to_lds": layer.s4_recursion().to_lds(),
+            "from_lds(to_lds)": type(layer).from_lds(layer.to_lds()).to_lds(),
+            "from_lds(s4_recursion)": type(layer).from_lds(layer.s4_recursion()).to_lds(),
+            "from_lds(continuous)": type(layer).from_lds(layer.to_lds(continuous=True)).to_lds()}
+
+
+@pytest.mark.parametrize("given", ["LDS", "StateSpace", "S4Recursion"])
+@pytest.mark.parametrize("kind", list(FROM_LDS))
+def test_names_round_trip_through_every_export(kind, given):
+    plant = _named_plant()
+    source = {"LDS": plant, "StateSpace": plant.to_statespace(),
+              "S4Recursion": S4Recursion.from_lds(plant)}[given]
+    layer = FROM_LDS[kind](source)
+    assert layer.s4_recursion().names == {"inputs": ["f", "g"], "outputs": ["p", "q"],
+                                          "name": "plant"}
+    for what, sys_ in _exports(layer).items():
+        if what == "to_lds(channel=1)":
+            assert (sys_.input_labels, sys_.output_labels) == (["g"], ["q"]), what
+        else:
+            assert (sys_.input_labels, sys_.output_labels, sys_.name) == (
+                ["f", "g"], ["p", "q"], "plant"), what
+    # and the numbers are the system's: the export's response is the plant's
+    u = np.random.default_rng(0).standard_normal((40, 2))
+    np.testing.assert_allclose(simulate(layer.to_lds(), u).y, simulate(plant, u).y, atol=1e-9)
+
+
+def test_names_of_single_channel_systems_and_their_defaults():
+    a = LDS([[0.9]], [[1.0]], [[1.0]], dt=1.0, inputs="left", outputs="out_l")
+    b = LDS([[0.5]], [[1.0]], [[1.0]], dt=1.0, inputs="right", outputs="out_r")
+    named = S4.from_lds([a, b]).to_lds()
+    assert (named.input_labels, named.output_labels) == (["left", "right"], ["out_l", "out_r"])
+    same = S4.from_lds([a, a.with_matrices(A=[[0.3]])]).to_lds()   # two inputs named 'left'
+    assert (same.input_labels, same.output_labels) == (["u[0]", "u[1]"], ["y[0]", "y[1]"])
+    fresh = S4(2, 4, seed=0).to_lds()
+    assert fresh.input_labels == ["u[0]", "u[1]"] and fresh.output_labels == ["y[0]", "y[1]"]

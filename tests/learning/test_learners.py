@@ -51,6 +51,12 @@ def reference_ogd(u, y, *, algorithm, T, k, L, r, lr, schedule):
         pred = base + sum(M[i] @ xs[i] for i in range(k))
         preds[t] = pred
         eta = lr if schedule == "constant" else lr / np.sqrt(t + 1)
+        if schedule == "normalized":  # / (K max_{s<t} ||u_s||^2), K = sum_i ||filter i||_1^2
+            ones = [1.0, 1.0] if algorithm == 2 else []
+            K = sum(v**2 for v in ones + [np.abs(p[: L - 2 * (algorithm == 2)]).sum()
+                                          for p in psi])
+            peak = max((u[s] @ u[s] for s in range(t)), default=0.0)
+            eta = eta / (K * peak) if peak > 0 else 0.0
         for i in range(k):
             G = 2.0 * np.outer(pred - y[t], xs[i])  # gradient of ||yhat - y||^2 wrt M_i
             Mi = M[i] - eta * G
@@ -72,6 +78,8 @@ CASES = [
     (2, 120, 6, 120, 1, 1, np.inf, 0.05, "inv_sqrt"),
     (2, 120, 7, 9, 3, 2, 0.2, 0.02, "constant"),
     (2, 100, 3, 3, 2, 2, 1.0, 0.05, "inv_sqrt"),
+    (1, 120, 5, 17, 2, 3, np.inf, 0.5, "normalized"),
+    (2, 100, 6, 30, 3, 1, 1.0, 0.8, "normalized"),
 ]
 
 
@@ -255,10 +263,11 @@ def test_bad_data():
         le.learn_one(np.zeros(1))
     with pytest.raises(ValueError, match=r"x \(u_t\) must contain only finite"):
         SpectralFiltering(horizon=16, k=2).predict_one(np.array([np.nan]))
-    with pytest.raises(ValueError, match=r"x \(u_t\) must have the keys \['a'\]"):
+    with pytest.raises(ValueError, match=r"y \(y_t\) has the new key 'b'; the keys of the "
+                                         r"first call are \['a'\]"):
         cold = SpectralFiltering(horizon=16, k=2)
-        cold.learn_one({"a": 1.0}, 2.0)
-        cold.learn_one({"b": 1.0}, 2.0)
+        cold.learn_one({"u": 1.0}, {"a": 2.0})
+        cold.learn_one({"u": 1.0}, {"a": 2.0, "b": 1.0})
     sys_, u, y = _data(20, 2, 1)
     with pytest.raises(ValueError, match="u must have 2 columns"):
         LDSOracle(sys_).fit_predict(np.zeros((20, 3)), y)

@@ -7,6 +7,7 @@ factory builds a *small* instance ``factory(d_model)`` so the suite stays fast.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,6 +33,12 @@ def dense_hankel_filters(T: int, k: int):
     w, v = np.linalg.eigh(2.0 / ((n + 1) * (n + 2) * (n + 3)))
     sigma, phi = w[::-1][:k].copy(), v[:, ::-1][:, :k].copy()
     return sigma, phi * np.sign(phi[0])
+
+
+@functools.lru_cache(maxsize=1)
+def stu_filters(T: int = 256, k: int = 4):
+    """:func:`dense_hankel_filters` of the common STU cases, computed once."""
+    return dense_hankel_filters(T, k)
 
 
 @dataclass(frozen=True)
@@ -62,15 +69,16 @@ LAYERS: list[LayerCase] = [
             d, d_state=4, d_qk=4, d_v=4, n_heads=2, tau=3, attn_block=3, seed=3
         ),
     ),
+    # STU refuses inputs longer than its filters (seq_len): built for the longest length the
+    # common tests feed (256, test_device_step), not 32 as before issue 34, whose CUDA test fed
+    # 40 and 256 tokens to a seq_len-32 STU
     LayerCase(
         "stu-exact",
-        lambda d: neural.STU(d, 32, 4, form="exact", filters=dense_hankel_filters(32, 4), seed=5),
+        lambda d: neural.STU(d, 256, 4, form="exact", filters=stu_filters(), seed=5),
     ),
     LayerCase(
         "stu-tensordot-ar",
-        lambda d: neural.STU(
-            d, 32, 4, k_u=2, k_y=2, lag=1, filters=dense_hankel_filters(32, 4), seed=6
-        ),
+        lambda d: neural.STU(d, 256, 4, k_u=2, k_y=2, lag=1, filters=stu_filters(), seed=6),
     ),
     LayerCase("attention", lambda d: neural.SelfAttention(d, n_heads=2, seed=4)),
     LayerCase("focus", lambda d: neural.Focus(d, bin_size=8, chunk_size=4), dtype_policy="strict"),
@@ -135,3 +143,7 @@ def assert_parameter_gradcheck(layer, x, **tol):
 
 
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+#: the device of a test parametrised over devices: CPU in the default suite, CUDA under
+#: ``-m gpu`` (``make test-gpu``; skipped without CUDA)
+DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, cuda_only])]

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import doctest
 import math
+import warnings
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+from lds_toolkit.neural import _scored_attention
 from lds_toolkit.neural._las_core import (
     alibi_bias,
-    alibi_columns,
     alibi_slopes,
     causal_weighted_pool,
     eld_factors,
@@ -148,9 +149,8 @@ def test_alibi_fast_form_equals_explicit_matrix(order, pool):
         fast = las_attention(q, k, v, alpha, pool, order, alibi=slopes)
         dense = las_attention_dense(q, k, v, alpha, pool, order, alibi=slopes)
         torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
-        blocked = las_attention(q, k, v, alpha, pool, order, max_exponent=0.7, alibi=slopes)
-        if float(alpha.max()) > 0:
-            torch.testing.assert_close(blocked, dense, rtol=0, atol=1e-12)
+        blocked = las_attention(q, k, v, alpha, pool, order, alibi=slopes, block=5)
+        torch.testing.assert_close(blocked, dense, rtol=0, atol=1e-12)
     # the pooled bias: the mean of the bias over the pooled window
     bias = alibi_bias(slopes, torch.arange(9), torch.arange(9), 3, pool, pooled_scores=True)
     plain = alibi_bias(slopes, torch.arange(9), torch.arange(9), 3)
@@ -190,15 +190,36 @@ def test_fast_form_equals_explicit_matrix(order, pool):
     torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("pieces", ["whole", "tiles and pieces"])
 @pytest.mark.parametrize("order", ORDERS)
-def test_blocked_path_equals_explicit_matrix(order):
-    """Forcing the range guard (query blocks with their own reference position)."""
+def test_query_blocks_equal_explicit_matrix(order, pieces, monkeypatch):
+    """The dense route in blocks of queries (each with its own slice of keys and bias), and
+    in causal tiles of 5 queries and pieces of one sequence."""
+    if pieces != "whole":
+        monkeypatch.setattr(_scored_attention, "PIECE_ENTRIES", 1)
+        monkeypatch.setattr(_scored_attention, "TILE", 5)
     q, k, v = qkv(t=64)
     alpha = torch.tensor([0.0, 0.05, 0.5, 1.0], dtype=F64)
     dense = las_attention_dense(q, k, v, alpha, 3, order)
-    for max_exponent in (0.7, 3.0, 10.0):
-        fast = las_attention(q, k, v, alpha, 3, order, max_exponent=max_exponent)
+    for block in (1, 7, 63):
+        fast = las_attention(q, k, v, alpha, 3, order, block=block)
         torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+@pytest.mark.parametrize("order", ORDERS)
+def test_flex_route_equals_explicit_matrix(order, alibi):
+    """flex_attention with the decay and ALiBi as its score_mod (the route compiled on CUDA),
+    run eagerly on CPU (forward only: flex_attention has no CPU backward), against eq. 3's
+    L x L form: the same score functions as the dense route."""
+    q, k, v = qkv(t=37)
+    alpha = torch.tensor([0.0, 0.01, 0.3, 2.0], dtype=F64)
+    slopes = alibi_slopes(4) if alibi else None
+    dense = las_attention_dense(q, k, v, alpha, 3, order, alibi=slopes)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
+        flex = las_attention(q, k, v, alpha, 3, order, alibi=slopes, backend="flex")
+    torch.testing.assert_close(flex, dense, rtol=0, atol=1e-12)
 
 
 def test_strong_decay_long_sequence_float32_stays_finite_and_accurate():
@@ -446,27 +467,11 @@ def test_docstring_examples():
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.mark.parametrize("pool,pooled", [(1, False), (5, False), (5, True), (3, True)])
-def test_alibi_columns_dot_product_is_the_bias(pool, pooled):
-    """[i - c, 1] . [-m w_j, m (w_j (j - c) - r_j)] = sqrt(d) * eq. 1's (pooled) bias, any c."""
-    slopes = alibi_slopes(4)
-    rows, cols = torch.arange(3, 20), torch.arange(0, 20)
-    bias = alibi_bias(slopes, rows, cols, 9, pool, pooled_scores=pooled)
-    for ref in (0.0, 9.5, 17.0):
-        q_extra, k_extra = alibi_columns(slopes, rows, cols, ref, pool, pooled_scores=pooled)
-        dot = torch.einsum("ie,hje->hij", q_extra, k_extra) / 3.0
-        causal = torch.isfinite(bias)
-        torch.testing.assert_close(dot[causal], bias[causal], rtol=0, atol=1e-12)
-
-
 @pytest.mark.parametrize("alibi", [False, True])
-def test_float32_with_fast_and_blocked_heads_matches_float64_dense(alibi):
-    """The Table 3 setting: a 128-token chunk with log-spaced rates up to 1 in float32; the
-    head with alpha = 1 needs query blocks (exp(63.5) is past the float32 rescaling bound),
-    the other seven go through one fused call. Both must agree with the float64 L x L form."""
+def test_float32_table3_rates_match_float64_dense(alibi):
+    """The Table 3 setting: a 128-token chunk with log-spaced rates up to 1 in float32 (ELD
+    factors down to exp(-127)), against the float64 L x L form."""
     alpha = las_alpha_init(8, 1e-3, "log")
-    bound = math.log(torch.finfo(torch.float32).max) / 4  # the default rescaling bound
-    assert int((alpha * 127 / 2 > bound).sum()) == 1  # so one head is blocked, seven are not
     slopes = alibi_slopes(8) if alibi else None
     q, k, v = qkv(n=3, h=8, t=128, d=8, seed=4)
     for pool, order in ((1, "after_softmax"), (5, "after_softmax"), (5, "before_softmax")):
@@ -477,8 +482,8 @@ def test_float32_with_fast_and_blocked_heads_matches_float64_dense(alibi):
 
 
 def test_float32_alibi_over_2000_tokens_unchunked():
-    """ALiBi's columns carry positions up to 2000 in float32: the rounding they add must stay
-    at the float32 level of the scores."""
+    """ALiBi's bias over distances up to 2000 in float32 (blocks of 1024 queries): the
+    rounding must stay at the float32 level of the scores."""
     q, k, v = qkv(n=1, h=8, t=2000, d=8, seed=5)
     alpha, slopes = torch.zeros(8, dtype=F64), alibi_slopes(8)
     dense = las_attention_dense(q, k, v, alpha, 1, "after_softmax", alibi=slopes)
@@ -487,17 +492,19 @@ def test_float32_alibi_over_2000_tokens_unchunked():
 
 
 @pytest.mark.parametrize("alibi", [False, True])
-def test_gradients_through_fast_and_blocked_heads(alibi):
-    """Gradcheck of the path that splits heads into one fused call and query blocks (alpha * 5
-    <= 0.3 only for the first two heads), with and without the ALiBi columns."""
-    q, k, v = (t.requires_grad_() for t in qkv(n=1, h=4, t=11, d=2, seed=6))
+def test_gradients_through_query_blocks(alibi):
+    """Gradcheck of the dense route in query blocks, recomputed in the backward pass, with and
+    without ALiBi, pooled before the softmax."""
+    q, k, v = (t.requires_grad_() for t in qkv(n=1, h=4, t=9, d=2, seed=6))
     alpha = torch.tensor([0.0, 0.05, 0.4, 1.5], dtype=F64)
     slopes = alibi_slopes(4) if alibi else None
 
     def fn(q, k, v):
-        return las_attention(q, k, v, alpha, 3, "before_softmax", max_exponent=0.3, alibi=slopes)
+        return las_attention(q, k, v, alpha, 3, "before_softmax", alibi=slopes, block=4)
 
     torch.testing.assert_close(fn(q, k, v), las_attention_dense(q, k, v, alpha, 3,
                                                                 "before_softmax", alibi=slopes),
                                rtol=0, atol=1e-12)
-    assert torch.autograd.gradcheck(fn, (q, k, v))
+    # fast mode: the full Jacobian along random directions (the full mode re-runs the three
+    # recomputed blocks for every one of the 216 input entries)
+    assert torch.autograd.gradcheck(fn, (q, k, v), fast_mode=True)

@@ -1,0 +1,470 @@
+"""The lessons (``docs/lessons/NN_slug.py``) → student and solution notebooks, autograder
+archives, slides and the site's pages.
+
+One source per lesson, the solution version (format: ``docs/lessons/README.md``). From it:
+
+* **solution notebook** — the script read by jupytext (cell tags kept);
+* **student notebook** and **autograder archive** — made by otter-grader's ``otter assign``
+  from a master notebook that :func:`master_notebook` builds: every ``exercise`` cell
+  becomes an otter question whose solution cell is the exercise and whose test calls the
+  lesson's graded check (``lessonNN.CHECKS[name]``); otter replaces the solution markers with
+  ``...``. No otter code runs in the student notebook (no ``grader.check`` cells, no init
+  cell): the lesson's own check cells report "not yet";
+* **slides** — nbconvert's reveal.js exporter on the executed solution notebook, a new slide
+  at every ``## `` heading;
+* **the page** — the executed notebook as Markdown, each exercise shown as its student
+  version with the solution folded under it (:func:`page_notebook`).
+
+``python docs/_site/lessons.py --out handout`` writes ``student/``, ``solution/``,
+``autograder/`` and ``slides/`` for every lesson (``make lessons``); a teacher hands out
+``student/*.ipynb`` and grades the returned notebooks with ``otter run -a
+autograder/NN_slug-autograder.zip submission.ipynb`` (or uploads the archive to Gradescope).
+The site's build (``hooks.py``) and the tests (``tests/teaching/test_lessons.py``) call the
+functions here.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import io
+import os
+import re
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = ROOT / "docs" / "lessons"
+TAGS = ("exercise", "check", "slider")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_MARKERS = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\b")
+
+
+def lesson_scripts() -> list[Path]:
+    """``docs/lessons/NN_slug.py``, in order."""
+    return sorted(LESSONS.glob("[0-9][0-9]_*.py"))
+
+
+def module_name(script: Path) -> str:
+    """``lds_toolkit.teaching.lessonNN`` of a lesson script."""
+    return f"lds_toolkit.teaching.lesson{script.name[:2]}"
+
+
+def read_lesson(script: Path):
+    """The solution notebook of a lesson (jupytext), its format checked."""
+    import jupytext
+
+    nb = jupytext.read(script)
+    problems = format_problems(nb, script.name)
+    if problems:
+        raise ValueError(f"{script.name}: " + "; ".join(problems))
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def defined_names(source: str) -> set[str]:
+    """The names a cell defines at top level (functions, classes, assignments)."""
+    out: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out
+
+
+def format_problems(nb, name: str) -> list[str]:
+    """What breaks the lesson format (docs/lessons/README.md) in a solution notebook."""
+    import importlib
+
+    problems = []
+    try:
+        checks = importlib.import_module(module_name(Path(name))).CHECKS
+    except (ImportError, AttributeError) as exc:
+        return [f"its module {module_name(Path(name))} with CHECKS cannot be imported ({exc})"]
+    answered: set[str] = set()
+    n_slider = 0
+    for i, cell in enumerate(nb.cells):
+        tags = _tags(cell)
+        unknown = [t for t in tags if t not in TAGS]
+        if unknown:
+            problems.append(f"cell {i}: unknown tag(s) {unknown}; known: {list(TAGS)}")
+        if cell.cell_type != "code":
+            continue
+        has_markers = bool(_MARKERS.search(cell.source))
+        if "exercise" in tags:
+            if not has_markers:
+                problems.append(f"cell {i}: an exercise cell without solution markers")
+            names = defined_names(cell.source) & set(checks)
+            if not names:
+                problems.append(f"cell {i}: the exercise defines none of CHECKS' names "
+                                f"{sorted(checks)}")
+            answered |= names
+        elif has_markers:
+            problems.append(f"cell {i}: solution markers outside an exercise cell")
+        n_slider += "slider" in tags
+    missing = set(checks) - answered
+    if missing:
+        problems.append(f"CHECKS names no exercise defines: {sorted(missing)}")
+    if len(checks) < 2:
+        problems.append(f"{len(checks)} graded exercise(s); a lesson has 2-4")
+    if n_slider < 1:
+        problems.append("no slider cell")
+    return problems
+
+
+# --------------------------------------------------------------------------- otter assign
+
+
+def master_notebook(script: Path):
+    """The otter-grader master notebook of a lesson: each exercise cell becomes a question
+    (prompt = the Markdown cell before it, solution = the exercise, test = its graded check)."""
+    import nbformat
+
+    nb = read_lesson(script)
+    lesson = module_name(script).rpartition(".")[2]
+    checks = __import__(module_name(script), fromlist=["CHECKS"]).CHECKS
+    raw = nbformat.v4.new_raw_cell
+    config = ("# ASSIGNMENT CONFIG\n"
+              "init_cell: false\ncheck_all_cell: false\nexport_cell: false\n"
+              "run_tests: false\nsolutions_pdf: false\n"
+              "requirements:\n  - lds_toolkit\n"
+              "generate:\n  zips: false\n")
+    cells = [raw(config)]
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "exercise" in _tags(cell):
+            names = sorted(defined_names(cell.source) & set(checks))
+            prompt = cells.pop() if cells and cells[-1].cell_type == "markdown" else None
+            tests = "\n".join(
+                f"from lds_toolkit.teaching import {lesson}\n"
+                f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False)\n"
+                f"assert result.passed, result.message" for n in names)
+            cells.append(raw(f"# BEGIN QUESTION\nname: {'-'.join(names)}\npoints: "
+                             f"{len(names)}\ncheck_cell: false"))
+            if prompt is not None:
+                cells.append(prompt)
+            cells += [raw("# BEGIN SOLUTION"), cell, raw("# END SOLUTION"),
+                      raw("# BEGIN TESTS"), nbformat.v4.new_code_cell(tests),
+                      raw("# END TESTS"), raw("# END QUESTION")]
+        else:
+            cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def assign(script: Path, out: Path) -> dict[str, Path]:
+    """Run ``otter assign`` on the lesson's master notebook into ``out``; returns the paths
+    of the student notebook, the autograder notebook and the autograder archive."""
+    import logging
+
+    import nbformat
+    from otter.assign import main as otter_assign
+
+    out = Path(out).resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        master = Path(tmp) / f"{script.stem}.ipynb"
+        nbformat.write(master_notebook(script), master)
+        result = Path(tmp) / "dist"
+        otter_log = logging.getLogger("otter")
+        level = otter_log.level
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            otter_log.setLevel(logging.WARNING)
+            try:
+                otter_assign(str(master), str(result), no_pdfs=True, no_run_tests=True)
+            finally:
+                otter_log.setLevel(level)
+        paths = {"student": out / "student" / master.name,
+                 "autograder_notebook": out / "autograder" / master.name,
+                 "autograder": out / "autograder" / f"{script.stem}-autograder.zip"}
+        for p in paths.values():
+            p.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(result / "student" / master.name, paths["student"])
+        shutil.copyfile(result / "autograder" / master.name, paths["autograder_notebook"])
+        zips = sorted((result / "autograder").glob("*-autograder_*.zip"))
+        if zips:
+            shutil.copyfile(zips[-1], paths["autograder"])
+        else:
+            paths.pop("autograder")
+    return paths
+
+
+def student_notebook(script: Path):
+    """The student notebook of a lesson, as ``otter assign`` makes it."""
+    import nbformat
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return nbformat.read(assign(script, Path(tmp))["student"], as_version=4)
+
+
+# --------------------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def _agg_pyplot():
+    """pyplot on the Agg backend for the duration, restored after; figures closed."""
+    import matplotlib.pyplot as plt
+
+    old = plt.get_backend()
+    plt.switch_backend("Agg")
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*non-interactive.*cannot be shown")
+            warnings.filterwarnings("ignore", message=".*is non-interactive, and thus cannot")
+            yield
+    finally:
+        plt.close("all")
+        plt.switch_backend(old)
+
+
+def run_in_process(nb, *, quick: bool = True,
+                   namespace: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Execute a notebook's code cells in this process, in order, in a fresh namespace.
+
+    Returns one record per code cell: ``index``, ``tags``, ``stdout``, ``error`` (the
+    exception's one-line description, or None). Stops at the first error. The cheap
+    alternative to a kernel (nbclient) for the test suite; ``LDS_LESSON_QUICK`` is set for
+    the run when ``quick``. ``namespace`` (a dict, filled in place) receives the notebook's
+    variables.
+    """
+    if namespace is None:
+        namespace = {}
+    namespace.setdefault("__name__", "__main__")
+    records = []
+    old_env = os.environ.get("LDS_LESSON_QUICK")
+    os.environ["LDS_LESSON_QUICK"] = "1" if quick else "0"
+    try:
+        with _agg_pyplot():
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                buf = io.StringIO()
+                error = None
+                try:
+                    code = compile(cell.source, f"<cell {i}>", "exec")
+                    with contextlib.redirect_stdout(buf):
+                        exec(code, namespace)  # noqa: S102 - the lesson's own code
+                except Exception as exc:  # noqa: BLE001 - recorded for the test to report
+                    error = f"{type(exc).__name__}: {exc}"
+                records.append({"index": i, "tags": _tags(cell), "stdout": buf.getvalue(),
+                                "error": error})
+                if error:
+                    break
+    finally:
+        if old_env is None:
+            os.environ.pop("LDS_LESSON_QUICK", None)
+        else:
+            os.environ["LDS_LESSON_QUICK"] = old_env
+    return records
+
+
+def execute(nb, *, quick: bool = False, timeout: int = 600):
+    """Execute a notebook in a kernel (nbclient), figures as PNG; the executed copy."""
+    from nbclient import NotebookClient
+
+    nb = copy.deepcopy(nb)
+    import nbformat
+
+    nb.cells.insert(0, nbformat.v4.new_code_cell(
+        "%config InlineBackend.figure_formats = ['png']\n"
+        "%config InlineBackend.rc = {'figure.dpi': 96}"))
+    env_backend = os.environ.pop("MPLBACKEND", None)
+    old_quick = os.environ.get("LDS_LESSON_QUICK")
+    os.environ["LDS_LESSON_QUICK"] = "1" if quick else "0"
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(LESSONS)}}).execute()
+    finally:
+        if env_backend is not None:
+            os.environ["MPLBACKEND"] = env_backend
+        if old_quick is None:
+            os.environ.pop("LDS_LESSON_QUICK", None)
+        else:
+            os.environ["LDS_LESSON_QUICK"] = old_quick
+    nb.cells.pop(0)
+    return nb
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+def student_source(source: str) -> str:
+    """An exercise cell's source as the student sees it (otter's marker rules)."""
+    from otter.assign.solutions import replace_solutions
+
+    return "\n".join(replace_solutions(source.split("\n"), "python"))
+
+
+def page_notebook(nb):
+    """The notebook the site renders: each exercise as its student version, the solution
+    folded below it (a collapsed admonition), the outputs kept."""
+    import nbformat
+
+    out = copy.deepcopy(nb)
+    cells = []
+    for cell in out.cells:
+        if cell.cell_type == "code" and "exercise" in _tags(cell):
+            solution = "\n".join(line for line in cell.source.split("\n")
+                                 if not _MARKERS.search(line)
+                                 or not line.strip().startswith("#")).rstrip()
+            solution = re.sub(r"\s*# SOLUTION\s*$", "", solution, flags=re.M)
+            student = copy.deepcopy(cell)
+            student.source = student_source(cell.source)
+            cells.append(student)
+            body = "\n".join("    " + line if line else "" for line in solution.split("\n"))
+            cells.append(nbformat.v4.new_markdown_cell(
+                f'??? success "Solution"\n\n    ```python\n{body}\n    ```\n'))
+        else:
+            cells.append(cell)
+    out.cells = cells
+    return out
+
+
+def slides_html(nb) -> str:
+    """reveal.js slides of an executed notebook: a new slide at each ``#``/``##`` heading,
+    the rest continues the slide; sliders as their figure at the default values
+    (nbconvert's SlidesExporter: reveal.js and MathJax come from their CDNs, so the slides
+    need a network connection when opened)."""
+    from nbconvert import SlidesExporter
+
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):  # a slider shows its figure (PNG), not a
+            output.get("data", {}).pop(WIDGET_MIME, None)  # widget with no kernel behind it
+        first = cell.source.lstrip().split("\n", 1)[0] if cell.cell_type == "markdown" else ""
+        kind = "slide" if re.match(r"#{1,2} ", first) else "-"
+        cell.metadata["slideshow"] = {"slide_type": kind}
+    body, _ = SlidesExporter().from_notebook_node(nb)
+    return body
+
+
+def lesson_title(script: Path) -> str:
+    """The lesson's title: its first Markdown heading, without "Lesson N —"."""
+    for line in script.read_text().splitlines():
+        if line.startswith("# # "):
+            return re.sub(r"^Lesson \d+\s*[—-]\s*", "", line[4:].strip())
+    raise ValueError(f"{script.name}: no '# # Title' line")
+
+
+def _cache_key(script: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256(script.read_bytes())
+    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + [Path(__file__)]:
+        h.update(f.as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def site_files(script: Path, run: bool, published=None) -> tuple[str, dict[str, bytes]]:
+    """The page of one lesson (Markdown) and the files beside it (relative name -> bytes).
+
+    ``run``: the solution notebook run in a kernel at full size (cached in
+    ``.cache/docs-lessons/`` under a hash of the script, the package and this file), its
+    outputs on the page, and the downloads: student notebook and autograder archive (otter
+    assign), solution notebook, reveal.js slides. Otherwise the page shows the cells without
+    outputs and no downloads (the test suite's fast build). ``published(nb, name)`` filters
+    the executed outputs (hooks.published_outputs).
+    """
+    import nbformat
+    from nbconvert import MarkdownExporter
+
+    stem = script.stem
+    files: dict[str, bytes] = {}
+    if run:
+        cache = ROOT / ".cache" / "docs-lessons" / f"{stem}-{_cache_key(script)}"
+        if not (cache / "done").is_file():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f"{stem}-tmp-", dir=cache.parent))
+            executed = execute(read_lesson(script))
+            nbformat.write(executed, tmp / "executed.ipynb")
+            paths = assign(script, tmp)
+            shutil.copyfile(paths["student"], tmp / f"{stem}.ipynb")
+            if "autograder" in paths:
+                shutil.copyfile(paths["autograder"], tmp / f"{stem}-autograder.zip")
+            nbformat.write(read_lesson(script), tmp / f"{stem}.solution.ipynb")
+            (tmp / f"{stem}.slides.html").write_text(slides_html(executed))
+            (tmp / "done").write_text("")
+            for old in cache.parent.glob(f"{stem}-*"):
+                if old != tmp:
+                    shutil.rmtree(old)
+            tmp.rename(cache)
+        nb = nbformat.read(cache / "executed.ipynb", as_version=4)
+        if published is not None:
+            nb = published(nb, script.name)
+        for name in (f"{stem}.ipynb", f"{stem}.solution.ipynb", f"{stem}.slides.html",
+                     f"{stem}-autograder.zip"):
+            if (cache / name).is_file():
+                files[name] = (cache / name).read_bytes()
+    else:
+        nb = read_lesson(script)
+    body, resources = MarkdownExporter().from_notebook_node(
+        page_notebook(nb), resources={"output_files_dir": f"{stem}_files"})
+    files.update(resources.get("outputs", {}))
+    if run:
+        head = ("*Downloads: "
+                f"[student notebook]({stem}.ipynb) · [solution notebook]({stem}.solution.ipynb)"
+                f" · [slides]({stem}.slides.html) · [autograder (otter)]({stem}-autograder.zip)"
+                f" · source [`{script.name}`]({script.name}). Each exercise below shows the "
+                "student version; its solution is folded under it.*\n\n")
+    else:
+        head = ("!!! note \"Not executed\"\n    This build rendered the lesson without running"
+                " it (`LDS_DOCS_EXECUTE=0`); `make docs` shows its output and figures and "
+                "builds the student and solution notebooks, the slides and the autograder "
+                "archive.\n\n")
+    lines = body.lstrip().split("\n", 1)
+    if lines[0].startswith("# "):
+        body = lines[0] + "\n\n" + head + (lines[1] if len(lines) > 1 else "")
+    else:
+        body = head + body
+    return body, files
+
+
+def build(out: Path, *, execute_slides: bool = True) -> dict[str, dict[str, Path]]:
+    """Every lesson's student, solution, autograder and slide files under ``out``."""
+    import nbformat
+
+    out = Path(out).resolve()  # assign() returns resolved paths: relative_to needs the same
+    made = {}
+    for script in lesson_scripts():
+        paths = assign(script, out)
+        solution = read_lesson(script)
+        paths["solution"] = out / "solution" / f"{script.stem}.ipynb"
+        paths["solution"].parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(solution, paths["solution"])
+        if execute_slides:
+            paths["slides"] = out / "slides" / f"{script.stem}.slides.html"
+            paths["slides"].parent.mkdir(parents=True, exist_ok=True)
+            paths["slides"].write_text(slides_html(execute(solution)))
+        made[script.stem] = paths
+        print(f"{script.stem}: " + ", ".join(str(p.relative_to(out)) for p in paths.values()))
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("handout"))
+    parser.add_argument("--no-slides", action="store_true",
+                        help="skip the slides (they execute each lesson in a kernel)")
+    args = parser.parse_args(argv)
+    build(args.out, execute_slides=not args.no_slides)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

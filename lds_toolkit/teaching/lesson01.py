@@ -1,0 +1,227 @@
+r"""Lesson 1 — memory and eigenvalue regions: the checks and the slider.
+
+Exercises (``docs/lessons/01_memory_and_regions.py``):
+
+1. :func:`check_impulse_response` — the impulse response of ``(A, B, C, D)`` by running the
+   recursion ``x_{t+1} = A x_t + B u_t``, ``y_t = C x_t + D u_t`` from ``x_0 = 0`` with
+   ``u_0 = 1``: ``h_0 = D``, ``h_t = C A^{t-1} B`` (the toolkit's Markov parameters,
+   :meth:`lds_toolkit.LDS.impulse_response`).
+2. :func:`check_memory_formula` — the memory length of a scalar system ``(a, b, c, 0)``,
+   ``ℓ_ε = 1 + ⌈log ε / (2 log |a|)⌉`` (:func:`lds_toolkit.memory_length`).
+3. :func:`check_region` — the region of a real eigenvalue for horizon ``T`` and exponent
+   ``q`` (:func:`lds_toolkit.eigenvalue_regions`).
+
+The slider ``lesson01.memory`` moves a conjugate pair ``|λ| e^{±iθ}`` and shows its impulse
+response, its memory and where ``|λ|`` lies on the regions of ``T = 1024``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
+from .sliders import Param, slider, sparse_log_ticks
+
+__all__ = ["CHECKS", "summary", "check_impulse_response", "check_memory_formula", "check_region",
+           "pair_impulse_response", "pair_system", "reference_impulse_response", "reference_memory",
+           "reference_region"]
+
+#: The horizon of the slider's region plot.
+SLIDER_T = 1024
+
+
+def reference_impulse_response(A, B, C, D, length: int) -> np.ndarray:
+    """The toolkit's answer to exercise 1: shape ``(length, d_out, d_in)``."""
+    from ..systems import LDS
+
+    return LDS(A, B, C, D, dt=1.0).impulse_response(length)
+
+
+def reference_memory(a: float, eps: float) -> float:
+    """The toolkit's answer to exercise 2: ``memory_length`` of ``(a, 1, 1, 0)``."""
+    from ..systems import LDS, memory_length
+
+    return float(memory_length(LDS([[a]], [[1.0]], [[1.0]], dt=1.0), eps=eps).length)
+
+
+def reference_region(lam: float, T: int, q: float) -> str:
+    """The toolkit's answer to exercise 3: ``"A-left"``, ``"B"``, ``"A-right"`` or
+    ``"outside"``."""
+    from ..systems import eigenvalue_regions
+
+    return str(eigenvalue_regions(T, q).classify([lam])[0])
+
+
+def _impulse_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((3, 3))
+    A *= 0.9 / max(abs(np.linalg.eigvals(A)))
+    return [
+        {"A": np.array([[0.9]]), "B": np.array([[1.0]]), "C": np.array([[1.0]]),
+         "D": np.array([[0.0]]), "length": 6},
+        {"A": A, "B": rng.standard_normal((3, 2)), "C": rng.standard_normal((1, 3)),
+         "D": np.array([[0.5, -1.0]]), "length": 12},
+    ]
+
+
+def check_impulse_response(impulse_response, *, verbose: bool = True) -> CheckResult:
+    """Check ``impulse_response(A, B, C, D, length)`` (exercise 1).
+
+    Expected: an array of shape ``(length, d_out, d_in)`` with ``h_0 = D`` and
+    ``h_t = C A^{t-1} B``. Recognises the response read one step early (``h_t = C A^t B``,
+    the S4 reading) and a missing ``D``.
+    """
+    def causes(A, B, C, D, length):
+        h = reference_impulse_response(A, B, C, D, length)
+        no_d = h.copy()
+        no_d[0] = 0.0
+        s4 = reference_impulse_response(A, B, C @ A, D + C @ B, length)
+        return [("D is missing from h_0 (the input reaches y_0 through D)", no_d),
+                ("h_t = C A^t B: the state was read after the input entered it (S4's "
+                 "convention x_k = A x_{k-1} + B u_k); here y_t = C x_t + D u_t reads x_t "
+                 "before u_t enters", s4)]
+
+    return check_function("impulse response", impulse_response, reference_impulse_response,
+                          _impulse_cases(), causes=causes, rtol=1e-9, atol=1e-12,
+                          verbose=verbose)
+
+
+def check_memory_formula(memory_of, *, verbose: bool = True) -> CheckResult:
+    """Check ``memory_of(a, eps)`` (exercise 2) against ``memory_length`` at four points."""
+    cases = [{"a": 0.9, "eps": 1e-3}, {"a": 0.99, "eps": 1e-3}, {"a": -0.5, "eps": 1e-6},
+             {"a": 0.999, "eps": 1e-2}]
+
+    def causes(a, eps):
+        import math
+
+        return [("forgot the square: the energy of h_t = a^(t-1) falls like a^(2t)",
+                 1 + math.ceil(math.log(eps) / math.log(abs(a)))),
+                ("the count starts at 0: h_0 = D = 0 is the first lag, so add 1",
+                 math.ceil(math.log(eps) / (2 * math.log(abs(a)))))]
+
+    return check_function("memory length of a scalar system", memory_of, reference_memory,
+                          cases, compare=check_scalar, causes=causes, rtol=0, atol=0.5,
+                          verbose=verbose)
+
+
+def check_region(region_of, *, verbose: bool = True) -> CheckResult:
+    """Check ``region_of(lam, T, q)`` (exercise 3) on eigenvalues in every region, the end
+    points included."""
+    from ..systems import eigenvalue_regions
+
+    T, q = 1024, 7 / 8
+    r = eigenvalue_regions(T, q)
+    lams = [0.5, 0.95 * r.good_threshold + 0.05 * r.region_a[0].low, r.good_threshold,
+            0.5 * (r.good_threshold + r.marginal_threshold), r.marginal_threshold,
+            1 - 1e-9, 1.0, 1.01]
+    cases = [{"lam": float(v), "T": T, "q": q} for v in lams]
+    cases.append({"lam": 0.999, "T": 2**14, "q": 1 / 2})
+
+    def causes(lam, T, q):
+        expected = reference_region(lam, T, q)
+        out = []
+        if expected == "outside":
+            out += [("the regions end at 1 and start at 0.9 x the left end of Region B", v)
+                    for v in ("A-left", "B", "A-right")]
+        if expected in ("A-left", "A-right"):
+            out.append(("an end point: Region B is open, its end points belong to Region A",
+                        "B"))
+        if expected == "B":
+            out += [("Region B's left end depends on q: 1 - log T / (8 T^q), natural log", v)
+                    for v in ("A-left", "outside")]
+        return out
+
+    return check_function("region of an eigenvalue", region_of, reference_region, cases,
+                          compare=check_equal, causes=causes, verbose=verbose)
+
+
+def pair_system(modulus: float, angle: float):
+    """A discrete system with the eigenvalues ``modulus · e^{±i angle}`` (a rotation scaled
+    by ``modulus``; a single real mode when ``angle = 0``), ``B = (1, 0)ᵀ``, ``C = (1, 0)``."""
+    from ..systems import LDS
+
+    c, s = np.cos(angle), np.sin(angle)
+    A = modulus * np.array([[c, -s], [s, c]])
+    return LDS(A, [[1.0], [0.0]], [[1.0, 0.0]], dt=1.0)
+
+
+_LAGS = 2**19  # the slider's modulus goes to 0.99999: memory up to ~3.5e5 lags
+# log-spaced bins of lags: the figure draws the range of h_t within each bin (every lag
+# below ~30 is its own bin), a few hundred points instead of half a million
+_EDGES = np.unique(np.geomspace(1, _LAGS, 300).astype(np.int64))
+_EDGES = np.concatenate(([0], _EDGES[:-1]))
+
+
+def _memory_axes(fig) -> dict[str, Any]:
+    """The slider's axes and artists, made once (see :func:`memory_slider`)."""
+    from ..systems import eigenvalue_regions
+
+    regions = eigenvalue_regions(SLIDER_T, 7 / 8)
+    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    x = np.maximum(_EDGES, 0.5)
+    (hi,) = ax1.plot(x, np.zeros(x.size), lw=0.9, color="C0")
+    (lo,) = ax1.plot(x, np.zeros(x.size), lw=0.9, color="C0")
+    mem_line = ax1.axvline(1, color="C3", ls="--", lw=1, label="memory $\\ell_{0.001}$")
+    ax1.set_xscale("log")
+    ax1.set_xlim(0.5, _LAGS)
+    ax1.set_ylim(-1.05, 1.05)
+    ax1.set_xlabel("lag t (range of $h_t$ within each log-spaced bin)")
+    ax1.set_ylabel("$h_t$")
+    ax1.legend(fontsize=7, loc="lower left")
+    d_good = 1 - regions.good_threshold
+    d_marg = 1 - regions.marginal_threshold
+    ax2.axvspan(d_good, 1 - regions.region_a[0].low, color="C2", alpha=0.3, label="A (left)")
+    ax2.axvspan(d_marg, d_good, color="C3", alpha=0.3, label="B")
+    ax2.axvspan(1e-9, d_marg, color="C2", alpha=0.6, label="A (right)")
+    where = ax2.axvline(0.01, color="k", lw=2)
+    ax2.set_xscale("log")
+    ax2.set_xlim(1, 1e-9)
+    ax2.set_yticks([])
+    ax2.set_xlabel(f"1 - |λ|   (T = {SLIDER_T}, q = 7/8)")
+    ax2.legend(fontsize=7, loc="upper left")
+    sparse_log_ticks(ax1)
+    sparse_log_ticks(ax2)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.12)
+    return {"ax1": ax1, "ax2": ax2, "hi": hi, "lo": lo, "mem": mem_line, "where": where,
+            "regions": regions}
+
+
+def pair_impulse_response(modulus: float, angle: float, length: int) -> np.ndarray:
+    """``h_t`` of :func:`pair_system` in closed form: ``h_0 = 0``,
+    ``h_t = |λ|^{t-1} cos((t-1) θ)`` (``A^k`` is ``|λ|^k`` times a rotation by ``kθ``)."""
+    k = np.arange(length - 1, dtype=float)
+    return np.concatenate(([0.0], np.exp(k * np.log(modulus)) * np.cos(k * angle)))
+
+
+@slider("lesson01.memory", title="Memory of the eigenvalue pair |λ|·exp(±iθ)",
+        setup=_memory_axes,
+        modulus=Param(0.5, 0.99999, 0.99, step=1e-5, label="|λ|"),
+        angle=Param(0.0, 3.1416, 0.1, step=0.01, label="θ (rad)"))
+def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
+    """Impulse response of :func:`pair_system` over 2^19 lags (its range within log-spaced
+    bins), its memory ``ℓ_ε`` (ε = 1e-3, :func:`lds_toolkit.memory_length`), and
+    ``1 - |λ|`` on the regions of ``T = 1024``."""
+    from ..systems import memory_length
+
+    h = pair_impulse_response(modulus, angle, _LAGS)
+    mem = memory_length(pair_system(modulus, angle), eps=1e-3).length
+    label = str(state["regions"].classify([modulus])[0])
+    state["hi"].set_ydata(np.maximum.reduceat(h, _EDGES))
+    state["lo"].set_ydata(np.minimum.reduceat(h, _EDGES))
+    state["mem"].set_xdata([max(mem, 0.5)] * 2)
+    state["where"].set_xdata([1 - modulus] * 2)
+    state["ax1"].set_title(f"memory (99.9 % of the energy): {mem} lags", fontsize=9)
+    state["ax2"].set_title(f"|λ| = {modulus:.6g}: {label}", fontsize=9)
+    return {"memory": int(mem), "region": label, "1/(1-|λ|)": 1 / (1 - modulus)}
+
+
+#: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
+          "region_of": check_region}
+
+
+def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
+    """Run every graded check of the lesson on ``answers`` (:func:`run_checks`)."""
+    return run_checks(CHECKS, answers, verbose=verbose)

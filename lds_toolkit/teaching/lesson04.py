@@ -1,0 +1,218 @@
+r"""Lesson 4 — event-triggered control and the NSS perturbation: the checks and the slider.
+
+Exercises (``docs/lessons/04_etc_and_nss.py``), for the S4++ paper's loop
+``ẋ = A x + B K x(t_i)`` on ``[t_i, t_{i+1})`` with its certificate ``(P, M)``:
+
+1. :func:`check_trigger` — eq. 12's triggering function
+   ``g = κ xᵀMx - 2 xᵀ P B K e`` with ``e = x(t_i) - x`` (eq. 9;
+   :class:`lds_toolkit.control.LyapunovRule`).
+2. :func:`check_first_event` — the first event on the grid ``t = k h``: flow
+   ``z = (x, x(t_i))`` exactly with ``e^{A_z h}``, ``A_z = [[A, BK], [0, 0]]``, and stop at the
+   first ``k`` with ``g ≤ 0`` (:func:`lds_toolkit.simulate_etc`, ``mode="grid"``).
+3. :func:`check_replay` — the open-loop replay of held inputs ``u_i`` on
+   ``[t_i, t_{i+1})`` through ``ẋ = A x + B u``, exactly by zero-order hold between the
+   switching instants (:func:`lds_toolkit.control.nss.replay_open_loop`).
+
+The slider ``lesson04.etc`` moves κ (number of events of the grid-monitored loop) and the
+perturbation size ε of the instants at which the recorded inputs are replayed (the NSS
+example, S4++ Fig. 1): the replay's ``max |x|`` on ``[0, 10]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .check import CheckResult, check_function, check_scalar, run_checks
+from .sliders import Param, slider, sparse_log_ticks
+
+__all__ = ["CHECKS", "check_first_event", "check_replay", "check_trigger",
+           "reference_first_event", "reference_replay", "reference_trigger", "summary"]
+
+
+def _system():
+    from ..control import paper_system
+
+    return paper_system()
+
+
+def reference_trigger(x, e, P, M, B, K, kappa: float) -> float:
+    """Eq. 12's function at one point, from :class:`LyapunovRule` on the paper's system
+    (whose ``P, M, B, K`` the exercise's cases pass)."""
+    from ..control import LyapunovRule
+
+    x, e = np.asarray(x, float), np.asarray(e, float)
+    sys = _system()
+    if not (np.allclose(P, sys.P) and np.allclose(M, sys.M) and np.allclose(B, sys.B)
+            and np.allclose(K, sys.K)):
+        raise ValueError("reference_trigger is defined for the paper's system only: P, M, "
+                         "B, K must be paper_system()'s")
+    rule = LyapunovRule(kappa)
+    return float(rule.function(sys, np.zeros(1), x[None, :], e[None, :], None)[0])
+
+
+def check_trigger(trigger, *, verbose: bool = True) -> CheckResult:
+    """Check ``trigger(x, e, P, M, B, K, kappa) -> float`` (exercise 1) at five points."""
+    sys = _system()
+    rng = np.random.default_rng(8)
+    mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
+            "K": np.asarray(sys.K)}
+    cases = [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
+             for s, k in ((0.0, 0.5), (0.1, 0.5), (1.0, 0.3), (0.5, 0.9), (2.0, 0.1))]
+
+    def causes(x, e, P, M, B, K, kappa):
+        xm = float(x @ M @ x)
+        cross = float(x @ P @ B @ K @ e)
+        return [("the factor 2 of the cross term is missing", kappa * xm - cross),
+                ("the sign of the cross term: eq. 12 subtracts 2 xᵀPBKe", kappa * xm + 2 * cross),
+                ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross))]
+
+    return check_function("trigger function (eq. 12)", trigger, reference_trigger, cases,
+                          compare=check_scalar, causes=causes, rtol=1e-10, atol=1e-12,
+                          verbose=verbose)
+
+
+def reference_first_event(kappa: float, x0, h: float) -> float:
+    """The first triggered event of ``simulate_etc(paper_system(), LyapunovRule(kappa), x0,
+    mode="grid", grid_step=h)`` (``inf`` if none within 10 time units)."""
+    from ..control import LyapunovRule, simulate_etc
+
+    res = simulate_etc(_system(), LyapunovRule(kappa), np.asarray(x0, float), horizon=10.0,
+                       mode="grid", grid_step=h)
+    return float(res.event_times[0]) if res.n_events else float("inf")
+
+
+def check_first_event(first_event, *, verbose: bool = True) -> CheckResult:
+    """Check ``first_event(kappa, x0, h) -> t_1`` (exercise 2) on three settings."""
+    cases = [{"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
+             {"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+             {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
+
+    def causes(kappa, x0, h):
+        t1 = reference_first_event(kappa, x0, h)
+        return [("one grid step late: the event is the first k h at which g ≤ 0, not the "
+                 "step after it", t1 + h),
+                ("one grid step early: check g after flowing to k h, not before",
+                 t1 - h)]
+
+    return check_function("first event on the grid", first_event, reference_first_event,
+                          cases, compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-9,
+                          verbose=verbose)
+
+
+def reference_replay(sample_times, inputs, t_end: float) -> np.ndarray:
+    """``x(t_end)`` of the paper plant's open-loop replay from ``x(0) = (1, 0)``
+    (:func:`~lds_toolkit.control.nss.replay_open_loop`)."""
+    from ..control.nss import replay_open_loop
+
+    sys = _system()
+    return replay_open_loop(sys.A, sys.B, np.asarray(sample_times, float),
+                            np.asarray(inputs, float), np.array([1.0, 0.0]),
+                            np.array([0.0, t_end]))[-1]
+
+
+def check_replay(replay, *, verbose: bool = True) -> CheckResult:
+    """Check ``replay(sample_times, inputs, t_end) -> x(t_end)`` (exercise 3) on recorded ETC
+    inputs replayed at their own and at perturbed instants."""
+    from ..control import LyapunovRule, simulate_etc
+
+    res = simulate_etc(_system(), LyapunovRule(0.5), [1.0, 0.0], horizon=4.0, mode="grid")
+    times, inputs = np.asarray(res.sample_times), np.asarray(res.inputs)
+    shifted = times.copy()
+    shifted[1:] += np.random.default_rng(9).uniform(-0.005, 0.005, times.size - 1)
+    cases = [{"sample_times": times, "inputs": inputs, "t_end": 4.0},
+             {"sample_times": shifted, "inputs": inputs, "t_end": 4.0},
+             {"sample_times": times[:4], "inputs": inputs[:4], "t_end": 2.5}]
+
+    def causes(sample_times, inputs, t_end):
+        from ..control.nss import replay_open_loop
+
+        sys = _system()
+        n = len(sample_times)
+        # each input applied one interval late (held from t_{i+1} instead of t_i)
+        late = replay_open_loop(sys.A, sys.B, sample_times,
+                                np.vstack([np.zeros((1, inputs.shape[1])), inputs[:-1]]),
+                                np.array([1.0, 0.0]), np.array([0.0, t_end]))[-1]
+        return [("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
+                 late)] if n > 1 else []
+
+    return check_function("open-loop replay x(t_end)", replay, reference_replay, cases,
+                          causes=causes, rtol=1e-7, atol=1e-9, verbose=verbose)
+
+
+#: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay}
+
+
+def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
+    """Run every graded check of the lesson on ``answers`` (:func:`run_checks`)."""
+    return run_checks(CHECKS, answers, verbose=verbose)
+
+
+# --------------------------------------------------------------------------- slider
+
+_HORIZON = 10.0
+_OUT_STEP = 0.05
+
+
+def _etc_axes(fig) -> dict[str, Any]:
+    ax1, ax2 = fig.subplots(1, 2)
+    (x1,) = ax1.plot([], [], lw=1, label="$x_1$")
+    (x2,) = ax1.plot([], [], lw=1, label="$x_2$")
+    events = ax1.vlines([], 0, 1, color="0.6", lw=0.5)
+    ax1.set_xlim(0, _HORIZON)
+    ax1.set_ylim(-1.2, 1.2)
+    ax1.set_xlabel("t")
+    ax1.legend(fontsize=7, loc="upper right")
+    t = np.arange(0, _HORIZON + 1e-9, _OUT_STEP)
+    (orig,) = ax2.plot(t, np.ones_like(t), color="C0", lw=1, label="replay at $t_i$")
+    (pert,) = ax2.plot(t, np.ones_like(t), color="C3", lw=1, label="replay at $t_i + δ_i$")
+    ax2.set_yscale("log")
+    ax2.set_ylim(1e-6, 1e12)
+    sparse_log_ticks(ax2)
+    ax2.set_xlabel("t")
+    ax2.set_ylabel("|x(t)|, open loop")
+    ax2.legend(fontsize=7, loc="upper left")
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.88, wspace=0.25)
+    return {"ax1": ax1, "ax2": ax2, "x1": x1, "x2": x2, "events": events, "orig": orig,
+            "pert": pert, "t": t, "cache": {}}
+
+
+@slider("lesson04.etc", title="Event-triggered control (κ) and the NSS replay (ε)",
+        setup=_etc_axes,
+        kappa=Param(0.05, 0.95, 0.5, step=0.01, label="κ"),
+        epsilon=Param(1e-8, 9e-3, 5e-3, log=True, label="ε"))
+def etc_slider(state, kappa: float, epsilon: float) -> dict[str, Any]:
+    """The grid-monitored ETC loop (h = 0.01, eq. 12 with κ) of the paper's system from
+    ``(1, 0)``, and the open-loop replay of its recorded inputs at the original instants and
+    at instants shifted by ``δ_i ~ U(-ε, ε)`` (seed 0), on ``[0, 10]``."""
+    from ..control import LyapunovRule, simulate_etc
+    from ..control.nss import perturb_sample_times, replay_open_loop
+
+    sys = _system()
+    cache = state["cache"]
+    if cache.get("kappa") != kappa:  # moving ε alone reuses the ETC run
+        res = simulate_etc(sys, LyapunovRule(kappa), [1.0, 0.0], horizon=_HORIZON,
+                           mode="grid", grid_step=0.01, output_step=_OUT_STEP)
+        t = state["t"]
+        x0 = np.array([1.0, 0.0])
+        cache.update(kappa=kappa, res=res, orig=np.linalg.norm(replay_open_loop(
+            sys.A, sys.B, res.sample_times, res.inputs, x0, t), axis=1))
+    res = cache["res"]
+    t = state["t"]
+    perturbed = perturb_sample_times(res.sample_times, epsilon, rng=0, grid_step=0.01)
+    x_p = replay_open_loop(sys.A, sys.B, perturbed, res.inputs, np.array([1.0, 0.0]), t)
+    norm_p = np.linalg.norm(x_p, axis=1)
+    state["x1"].set_data(res.t, res.x[:, 0])
+    state["x2"].set_data(res.t, res.x[:, 1])
+    state["events"].set_segments([[(s, -1.2), (s, 1.2)] for s in res.event_times])
+    state["orig"].set_ydata(np.maximum(cache["orig"], 1e-300))
+    state["pert"].set_ydata(np.maximum(norm_p, 1e-300))
+    state["ax1"].set_title(f"κ = {kappa:.2f}: {res.n_events} events, shortest gap "
+                           f"{res.min_inter_event:.3f}", fontsize=9)
+    state["ax2"].set_title(f"ε = {epsilon:.2g}: max |x| = {norm_p.max():.3g} (perturbed), "
+                           f"{cache['orig'].max():.3g} (original)", fontsize=9)
+    return {"events": int(res.n_events), "min gap": float(res.min_inter_event),
+            "max |x| perturbed": float(norm_p.max()),
+            "max |x| original": float(cache["orig"].max())}

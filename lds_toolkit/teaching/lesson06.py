@@ -1,0 +1,314 @@
+r"""Lesson 6 — spectral filtering: the checks and the slider.
+
+Exercises (``docs/lessons/06_spectral_filtering.py``), for the matrix of eq. 3 of the
+length-generalization paper, ``H_T = int_0^1 mu_a mu_a^T da`` with
+``mu_a = (1 - a) [1, a, a^2, ..., a^{T-1}]``:
+
+1. :func:`check_hankel_matrix` — its entries in closed form,
+   ``(H_T)_{ij} = 2 / ((n+1)(n+2)(n+3))``, ``n = i + j`` (0-based), against
+   :func:`lds_toolkit.learning.filter_matrix`.
+2. :func:`check_top_filters` — its top-k eigenpairs, eigenvalues descending and the sign
+   convention ``phi_i[0] > 0``, against :func:`lds_toolkit.spectral_filters` (dense path).
+3. :func:`check_projection_residual` — how well k filters represent ``mu_a``:
+   ``||(I - Phi Phi^T) mu_a|| / ||mu_a||``.
+4. :func:`check_resolvable_count` — how many eigenpairs float64 resolves: the number of
+   ``sigma_i / sigma_1 >= 100 eps`` (:data:`lds_toolkit.learning.filters.RESOLVABLE_FLOOR`).
+
+The slider ``lesson06.filters`` runs Algorithm 1 with ``k`` filters and context ``T^q`` on a
+Region A stream (T = 1024) and shows the loss ratio to the full context; ``k`` stops at the
+last filter above the float64 floor.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._figures import no_minor
+from .check import (
+    CheckResult,
+    check_array,
+    check_function,
+    check_scalar,
+    is_stub,
+    report,
+    run_checks,
+)
+from .sliders import Param, slider
+
+__all__ = ["CHECKS", "summary", "check_hankel_matrix", "check_top_filters",
+           "check_projection_residual", "check_resolvable_count", "reference_hankel_matrix",
+           "reference_top_filters", "reference_projection_residual",
+           "reference_resolvable_count", "impulse_vector"]
+
+
+# ------------------------------------------------------------------ exercise 1: H_T
+def reference_hankel_matrix(T: int) -> np.ndarray:
+    """The toolkit's answer to exercise 1: ``filter_matrix(T, "H")``."""
+    from ..learning.filters import filter_matrix
+
+    return filter_matrix(T, "H")
+
+
+def check_hankel_matrix(hankel_matrix, *, verbose: bool = True) -> CheckResult:
+    """Check ``hankel_matrix(T)`` (exercise 1) for T = 1, 5 and 64."""
+    def causes(T):
+        n = np.add.outer(np.arange(T), np.arange(T)).astype(float)
+        return [("the weight (1 - a)^2 is missing: int_0^1 a^n da = 1/(n+1)", 1 / (n + 1)),
+                ("only one factor (1 - a): int_0^1 (1 - a) a^n da = 1/((n+1)(n+2)); mu_a "
+                 "carries (1 - a) and so does mu_a^T", 1 / ((n + 1) * (n + 2))),
+                ("n counted from 1: with i, j = 0 .. T-1, n = i + j starts at 0",
+                 2 / ((n + 2) * (n + 3) * (n + 4))),
+                ("the factor 2 of int_0^1 (1 - a)^2 a^n da = 2/((n+1)(n+2)(n+3)) is missing",
+                 1 / ((n + 1) * (n + 2) * (n + 3)))]
+
+    return check_function("the matrix H_T", hankel_matrix, reference_hankel_matrix,
+                          [{"T": 1}, {"T": 5}, {"T": 64}], causes=causes, rtol=1e-12,
+                          atol=0.0, verbose=verbose)
+
+
+# ------------------------------------------------------------ exercise 2: the filters
+def reference_top_filters(H, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The toolkit's answer to exercise 2 for ``H = H_T``: ``spectral_filters(T, k)`` by the
+    dense path (no cache)."""
+    from ..learning import spectral_filters
+
+    return spectral_filters(np.asarray(H).shape[0], k, "H", method="dense", cache=False)
+
+
+def _filter_cases() -> list[dict[str, Any]]:
+    return [{"H": reference_hankel_matrix(T), "k": k} for T, k in ((16, 3), (200, 8))]
+
+
+def check_top_filters(top_filters, *, verbose: bool = True) -> CheckResult:
+    """Check ``top_filters(H, k) -> (sigma, phi)`` (exercise 2) on H_16 (k = 3) and H_200
+    (k = 8): ``sigma`` descending, shape (k,); ``phi`` (T, k), orthonormal columns with
+    ``phi[0, i] > 0``."""
+    name = "top eigenpairs of H_T"
+    if is_stub(top_filters):
+        return report(name, "todo", "the answer is still a stub (None or ...); write it and "
+                      "run this cell again", verbose)
+    if not callable(top_filters):
+        return report(name, "wrong", f"expected a function, got {type(top_filters).__name__}",
+                      verbose)
+    worst = 0.0
+    for i, case in enumerate(_filter_cases()):
+        where = f"case {i + 1} (T = {case['H'].shape[0]}, k = {case['k']})"
+        try:
+            got = top_filters(H=case["H"].copy(), k=case["k"])
+        except Exception as exc:  # noqa: BLE001 - a student's error is reported, not raised
+            return report(name, "wrong", f"your function raised {type(exc).__name__}: {exc} "
+                          f"({where})", verbose, {"case": i})
+        if is_stub(got) or (isinstance(got, tuple) and any(is_stub(g) for g in got)):
+            return report(name, "todo", f"your function returned {got!r} ({where}); write "
+                          "it and run this cell again", verbose)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return report(name, "wrong", f"expected a pair (sigma, phi), got "
+                          f"{type(got).__name__} ({where})", verbose, {"case": i})
+        sigma, phi = reference_top_filters(**case)
+        every = np.linalg.eigvalsh(case["H"])  # ascending
+        k = case["k"]
+        res = check_array("eigenvalues", got[0], sigma, rtol=1e-9, atol=1e-15,
+                          causes=[("ascending order: eigh returns the smallest first; "
+                                   "reverse it", sigma[::-1]),
+                                  ("these are the k smallest eigenvalues: eigh sorts them "
+                                   "in ascending order; take the last k, largest first",
+                                   every[:k]),
+                                  ("these are the k smallest eigenvalues, largest first: "
+                                   "eigh sorts in ascending order; take the last k",
+                                   every[:k][::-1])], verbose=False)
+        if res.passed:
+            causes = [("ascending order: the columns must be reversed too", phi[:, ::-1])]
+            ans = np.asarray(got[1])
+            if ans.shape == phi.shape and np.isfinite(ans).all() and \
+                    np.allclose(ans * np.sign(ans[0]), phi, atol=1e-8):
+                causes.append(("the sign convention: multiply each column by the sign of its "
+                               "first entry, so that phi_i[0] > 0", ans))
+            res = check_array("filters", got[1], phi, rtol=0.0, atol=1e-8, causes=causes,
+                              verbose=False)
+        if not res.passed:
+            part, text = res.message.split(": ", 1)[1].split(" — ", 1)
+            return report(name, res.status, f"{where}, {part}: {text}", verbose,
+                          {"case": i, **res.details})
+        worst = max(worst, float(res.details.get("max_abs_error", 0.0)))
+    return report(name, "pass", f"matches spectral_filters on both cases (filters to "
+                  f"{worst:.1e})", verbose, {"max_abs_error": worst})
+
+
+# --------------------------------------------------------- exercise 3: the residual
+def impulse_vector(alpha: float, T: int) -> np.ndarray:
+    """``mu_alpha = (1 - alpha) [1, alpha, ..., alpha^{T-1}]`` (eq. 3's vector, T entries)."""
+    return (1.0 - alpha) * alpha ** np.arange(T)
+
+
+def reference_projection_residual(phi, alpha: float) -> float:
+    """The answer to exercise 3: ``||mu - Phi Phi^+ mu|| / ||mu||`` by least squares."""
+    phi = np.asarray(phi, dtype=np.float64)
+    mu = impulse_vector(alpha, phi.shape[0])
+    coef = np.linalg.lstsq(phi, mu, rcond=None)[0]
+    return float(np.linalg.norm(mu - phi @ coef) / np.linalg.norm(mu))
+
+
+@lru_cache(maxsize=1)
+def _residual_filters() -> np.ndarray:
+    from ..learning import spectral_filters
+
+    return spectral_filters(256, 8, "H", method="dense", cache=False)[1]
+
+
+def check_projection_residual(projection_residual, *, verbose: bool = True) -> CheckResult:
+    """Check ``projection_residual(phi, alpha)`` (exercise 3) with 8 filters of T = 256 at
+    alpha = 0, 0.5, 0.99 and 0.9999."""
+    phi = _residual_filters()
+    cases = [{"phi": phi, "alpha": a} for a in (0.0, 0.5, 0.99, 0.9999)]
+
+    def causes(phi, alpha):
+        mu = impulse_vector(alpha, phi.shape[0])
+        res = mu - phi @ (phi.T @ mu)
+        return [("not divided by ||mu_alpha||: the residual is relative",
+                 float(np.linalg.norm(res))),
+                ("that is the part inside the span, ||Phi Phi^T mu|| / ||mu||; the residual "
+                 "is what is left outside", float(np.linalg.norm(phi.T @ mu)
+                                                  / np.linalg.norm(mu)))]
+
+    return check_function("projection residual", projection_residual,
+                          reference_projection_residual, cases, compare=check_scalar,
+                          causes=causes, rtol=1e-6, atol=1e-13, verbose=verbose)
+
+
+# ------------------------------------------------------- exercise 4: the float64 floor
+def reference_resolvable_count(sigma) -> int:
+    """The answer to exercise 4: the number of ``sigma_i / sigma_1 >= RESOLVABLE_FLOOR``."""
+    from ..learning.filters import RESOLVABLE_FLOOR
+
+    s = np.asarray(sigma, dtype=np.float64)
+    return int(np.sum(s / s[0] >= RESOLVABLE_FLOOR))
+
+
+@lru_cache(maxsize=1)
+def _spectra() -> tuple[np.ndarray, ...]:
+    from ..learning.filters import filter_matrix
+
+    return tuple(np.linalg.eigvalsh(filter_matrix(T))[::-1].copy() for T in (64, 256))
+
+
+def check_resolvable_count(resolvable_count, *, verbose: bool = True) -> CheckResult:
+    """Check ``resolvable_count(sigma)`` (exercise 4) on every eigenvalue of H_64 and H_256
+    and on a made-up spectrum (descending) whose largest value is not 1."""
+    from ..learning.filters import EPS
+
+    cases = [{"sigma": s} for s in _spectra()]
+    cases.append({"sigma": 3.0 * 0.5 ** np.arange(60)})
+
+    def causes(sigma):
+        s = np.asarray(sigma)
+        return [("compared with eps itself; below 100 eps an eigenvalue has fewer than two "
+                 "correct digits", int(np.sum(s / s[0] >= EPS))),
+                ("compared sigma_i instead of sigma_i / sigma_1: the round-off is relative "
+                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS)))]
+
+    return check_function("filters above the floor", resolvable_count,
+                          reference_resolvable_count, cases, compare=check_scalar,
+                          causes=causes, rtol=0.0, atol=0.0, verbose=verbose)
+
+
+# --------------------------------------------------------------------------- the slider
+SLIDER_T = 1024
+#: Filters of H_1024 above the float64 floor (sigma_i / sigma_1 >= 100 eps); pinned by a test.
+SLIDER_K_MAX = 23
+
+
+@lru_cache(maxsize=1)
+def _slider_data():
+    """The Region A stream of lesson 5, the spectrum of H_T, and a constant step: twice the
+    safe step of the full-context features with every filter above the floor."""
+    from scipy.linalg import eigh
+
+    from ..learning import SpectralFiltering
+    from ..learning.filters import filter_matrix
+    from .lesson05 import lesson_stream, reference_safe_step
+
+    _, u, y, r = lesson_stream(SLIDER_T)
+    full = SpectralFiltering(horizon=SLIDER_T, k=SLIDER_K_MAX, radius=r,
+                             lr_schedule="constant")
+    lr = 2.0 * reference_safe_step(full.design(u, y)[0])
+    sigma = eigh(filter_matrix(SLIDER_T), eigvals_only=True,
+                 subset_by_index=[SLIDER_T - 40, SLIDER_T - 1])[::-1].copy()
+    return u, y, r, lr, sigma
+
+
+def final_loss(k: int, context: int | None, u, y, r: float, lr: float) -> np.ndarray:
+    """Per-step losses of Algorithm 1 with ``k`` filters and ``context`` at the step ``lr``."""
+    from ..learning import SpectralFiltering
+
+    learner = SpectralFiltering(horizon=u.shape[0], k=k, context=context, radius=r, lr=lr,
+                                lr_schedule="constant")
+    learner.fit_predict(u, y)
+    return learner.losses_
+
+
+def _filters_axes(fig) -> dict[str, Any]:
+    """The slider's axes and artists, made once (see :func:`filters_slider`)."""
+    from ..learning.filters import RESOLVABLE_FLOOR
+
+    u, y, r, lr, sigma = _slider_data()
+    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2, 3]})
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+    i = np.arange(1, sigma.size + 1)
+    rel = np.abs(sigma / sigma[0])
+    ax1.semilogy(i, rel, "o", ms=2.5, color="0.6")
+    (used,) = ax1.semilogy(i, rel, "o", ms=3.5, color="C0")
+    ax1.axhline(RESOLVABLE_FLOOR, color="C3", ls="--", lw=1)
+    ax1.text(i[-1], RESOLVABLE_FLOOR, "float64 floor", color="C3", fontsize=7, ha="right",
+             va="bottom")
+    ax1.set(xlabel="i", ylim=(1e-19, 2))
+    t = np.arange(1, SLIDER_T + 1)
+    (short,) = ax2.plot(t, np.full(t.size, np.nan), color="C0", lw=1, label="context T^q")
+    (full,) = ax2.plot(t, np.full(t.size, np.nan), color="k", lw=1, label="full context")
+    ax2.set(yscale="log", xlabel="t", ylabel="loss / mean y²", ylim=(1e-8, 1),
+            xlim=(0, SLIDER_T))
+    legend = ax2.legend(fontsize=7, loc="upper right")
+    no_minor(ax1, ax2)
+    return {"ax1": ax1, "ax2": ax2, "used": used, "rel": rel, "i": i, "short": short,
+            "full": full, "legend": legend, "t": t}
+
+
+@slider("lesson06.filters", title="Spectral filtering: number of filters k, context T^q",
+        setup=_filters_axes,
+        k=Param(1, SLIDER_K_MAX, 8, integer=True, label="k (filters)"),
+        q=Param(0.25, 1.0, 0.5, step=0.025, label="q (context T^q)"))
+def filters_slider(state, k: float, q: float) -> dict[str, Any]:
+    """Left: sigma_i / sigma_1 of H_1024 with the float64 floor and the k filters in use.
+    Right: Algorithm 1's online loss with context ceil(T^q) and with the full context
+    (moving average over 32 steps); the ratio of their means over the last quarter."""
+    u, y, r, lr, sigma = _slider_data()
+    k = int(k)
+    L = int(np.ceil(SLIDER_T ** q))
+    losses = {"short": final_loss(k, L, u, y, r, lr), "full": final_loss(k, None, u, y, r, lr)}
+    quarter = slice(3 * SLIDER_T // 4, None)
+    ratio = float(np.mean(losses["short"][quarter]) / np.mean(losses["full"][quarter]))
+    state["used"].set_data(state["i"][:k], state["rel"][:k])
+    t = state["t"]
+    power = float(np.mean(y**2))
+    for key, values in losses.items():
+        c = np.cumsum(np.insert(values, 0, 0.0))
+        state[key].set_ydata((c[t] - c[np.maximum(t - 32, 0)]) / np.minimum(t, 32) / power)
+    state["legend"].get_texts()[0].set_text(f"context T^{q:.3g} = {L}")
+    state["ax1"].set_title(f"σ_i / σ_1 of H_T (T = {SLIDER_T}); k = {k}", fontsize=9)
+    state["ax2"].set_title(f"Algorithm 1, Region A: last-quarter loss ratio {ratio:.3g}",
+                           fontsize=9)
+    return {"k": k, "context": L, "loss ratio": ratio,
+            "full-context loss": float(np.mean(losses["full"][quarter]) / power)}
+
+
+#: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS = {"hankel_matrix": check_hankel_matrix, "top_filters": check_top_filters,
+          "projection_residual": check_projection_residual,
+          "resolvable_count": check_resolvable_count}
+
+
+def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
+    """Run every graded check of the lesson on ``answers`` (:func:`run_checks`)."""
+    return run_checks(CHECKS, answers, verbose=verbose)

@@ -1,0 +1,295 @@
+r"""Lesson 7 — Region B and Algorithm 2: the checks and the slider.
+
+Exercises (``docs/lessons/07_region_b_algorithm2.py``), for data in the convention of the
+length-generalization paper, ``y_t = sum_{l >= 0} C A^l B u_{t-1-l}``
+(``simulate(..., output="lengen")``, D = 0):
+
+1. :func:`check_second_difference` — the coefficients ``g_j`` of ``u_{t-1-j}`` in
+   ``y_t - 2 y_{t-1} + y_{t-2}``: ``g_0 = C B``, ``g_1 = C (A - 2I) B``,
+   ``g_j = C A^{j-2} (A - I)^2 B`` for ``j >= 2``; against the second difference of the
+   simulated impulse response (an independent route).
+2. :func:`check_tail_energy` — for one eigenvalue ``a`` (``A = a``, ``B = C = 1``), the energy
+   beyond a context ``L`` of what each algorithm must learn: the first difference
+   (Algorithm 1, order 1: ``sum_{j >= L} ((1 - a) a^{j-1})^2``) or the second (Algorithm 2,
+   order 2: ``sum_{j >= L} ((1 - a)^2 a^{j-2})^2``), in closed form.
+3. :func:`check_worst_eigenvalue` — the eigenvalue that maximises Algorithm 1's tail
+   energy for a context ``L``, from the derivative: ``(L - 1) a^2 + a - (L - 1) = 0``;
+   against a bounded numerical maximisation.
+
+The slider ``lesson07.eigenvalue`` moves the eigenvalue of a one-mode system and shows both
+tails and the measured loss ratio (context sqrt(T) over full context) of Algorithms 1 and 2.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._figures import no_minor
+from .check import CheckResult, check_function, check_scalar, run_checks
+from .sliders import Param, slider
+
+__all__ = ["CHECKS", "summary", "check_second_difference", "check_tail_energy",
+           "check_worst_eigenvalue", "reference_second_difference", "reference_tail_energy",
+           "reference_worst_eigenvalue", "tail_energy_by_sum", "one_mode_losses"]
+
+
+# --------------------------------------------------- exercise 1: the second difference
+def reference_second_difference(A, B, C, n: int) -> np.ndarray:
+    """The coefficients ``g_0 .. g_{n-1}`` (shape ``(n, d_out, d_in)``) of ``u_{t-1-j}`` in
+    ``y_t - 2 y_{t-1} + y_{t-2}``, read off the simulated response to a unit impulse at
+    ``t = 0`` of each input (``simulate(..., output="lengen")``): ``y_{j+1} - 2 y_j + y_{j-1}``
+    with ``y_{-1} = 0``."""
+    from ..systems import LDS, simulate
+
+    A, B, C = (np.atleast_2d(np.asarray(M, dtype=np.float64)) for M in (A, B, C))
+    system = LDS(A, B, C, np.zeros((C.shape[0], B.shape[1])), dt=1.0)
+    out = np.empty((n, C.shape[0], B.shape[1]))
+    for a in range(B.shape[1]):
+        u = np.zeros((n + 1, B.shape[1]))
+        u[0, a] = 1.0
+        y = simulate(system, u, output="lengen", method="dense",  # the recursion itself
+                     return_states=False).y  # y_0 .. y_n
+        padded = np.vstack([np.zeros((1, y.shape[1])), y])  # y_{-1} .. y_n
+        out[:, :, a] = padded[2:] - 2.0 * padded[1:-1] + padded[:-2]
+    return out
+
+
+def _difference_cases() -> list[dict[str, Any]]:
+    rng = np.random.default_rng(71)
+    Q = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    A = Q @ np.diag([0.3, 0.9, 0.99, 0.999]) @ Q.T
+    return [{"A": np.array([[0.9]]), "B": np.array([[1.0]]), "C": np.array([[1.0]]), "n": 8},
+            {"A": A, "B": rng.standard_normal((4, 2)), "C": rng.standard_normal((3, 4)),
+             "n": 12}]
+
+
+def _difference_causes(A, B, C, n):
+    A, B, C = (np.atleast_2d(np.asarray(M, dtype=float)) for M in (A, B, C))
+    eye = np.eye(A.shape[0])
+    powers = [np.linalg.matrix_power(A, j) for j in range(n)]
+    first = np.array([C @ B] + [C @ powers[j - 1] @ (A - eye) @ B for j in range(1, n)])
+    all_squared = np.array([C @ powers[j] @ (A - eye) @ (A - eye) @ B for j in range(n)])
+    sign = np.array([C @ B, C @ (A + 2 * eye) @ B]
+                    + [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)])
+    return [("those are the first differences y_t - y_{t-1} (Algorithm 1's target): "
+             "difference once more", first),
+            ("g_0 and g_1 are special: the pattern C A^(j-2) (A - I)^2 B starts at j = 2 "
+             "(u_{t-1} and u_{t-2} reach fewer of the three terms)", all_squared),
+            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign)]
+
+
+def check_second_difference(second_difference, *, verbose: bool = True) -> CheckResult:
+    """Check ``second_difference(A, B, C, n)`` (exercise 1) on a scalar system and on a
+    symmetric 4-state system with 2 inputs and 3 outputs."""
+    return check_function("second-difference coefficients", second_difference,
+                          reference_second_difference, _difference_cases(),
+                          causes=_difference_causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+
+
+# -------------------------------------------------------------- exercise 2: the tails
+def reference_tail_energy(alpha: float, L: int, order: int) -> float:
+    """The answer to exercise 2 in closed form (geometric series), for 0 <= alpha < 1::
+
+        order 1:  sum_{j >= L} ((1 - a) a^{j-1})^2 = (1 - a)^2 a^{2(L-1)} / (1 - a^2)
+        order 2:  sum_{j >= L} ((1 - a)^2 a^{j-2})^2 = (1 - a)^4 a^{2(L-2)} / (1 - a^2)
+
+    (``L >= 1`` for order 1, ``L >= 2`` for order 2). :func:`tail_energy_by_sum` is the
+    same number by summing the simulated coefficients.
+    """
+    a = float(alpha)
+    p = 2 * int(order)
+    return float((1 - a) ** p * a ** (2 * (L - order)) / (1 - a * a))
+
+
+def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -> float:
+    """The tail energy of exercise 2 by direct summation of the toolkit's coefficients
+    (first or second difference of the simulated impulse response of ``(alpha, 1, 1)``)
+    over ``terms`` lags (enough when ``alpha**(2 terms)`` is negligible)."""
+    if order == 2:
+        g = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+    else:
+        h = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+        g = np.cumsum(h)  # summing the second difference once gives the first difference
+    return float(np.sum(g[L:] ** 2))
+
+
+def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
+    """Check ``tail_energy(alpha, L, order)`` (exercise 2) at alpha = 0.5, 0.9, 0.99,
+    contexts 4 and 32, orders 1 and 2."""
+    cases = [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99) for L in (4, 32)
+             for o in (1, 2)]
+
+    def causes(alpha, L, order):
+        a = alpha
+        p = 2 * order
+        return [("the sum starts one lag late or early: the context covers j = 0 .. L-1, the "
+                 "tail is j >= L", (1 - a) ** p * a ** (2 * (L - order + 1)) / (1 - a * a)),
+                ("the sum starts one lag early: the tail is j >= L",
+                 (1 - a) ** p * a ** (2 * (L - order - 1)) / (1 - a * a)),
+                ("the coefficients were not squared: energy is the sum of g_j^2",
+                 (1 - a) ** order * a ** (L - order) / (1 - a)),
+                ("the geometric series of the squares has ratio a^2: divide by 1 - a^2",
+                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
+
+    return check_function("tail energy beyond L", tail_energy,
+                          reference_tail_energy, cases, compare=check_scalar, causes=causes,
+                          rtol=1e-9, atol=1e-300, verbose=verbose)
+
+
+# ------------------------------------------------------- exercise 3: the worst eigenvalue
+def reference_worst_eigenvalue(L: int) -> float:
+    """The answer to exercise 3 by bounded numerical maximisation of the order-1 tail energy
+    (``scipy.optimize.minimize_scalar`` on ``-log`` of it, in ``1 - alpha``)."""
+    from scipy.optimize import minimize_scalar
+
+    def neg_log_tail(log_delta):
+        d = np.exp(log_delta)
+        return -(np.log(d) + 2 * (L - 1) * np.log1p(-d) - np.log(2 - d))
+
+    res = minimize_scalar(neg_log_tail, bounds=(np.log(1e-9), np.log(0.999)),
+                          method="bounded", options={"xatol": 1e-12})
+    return float(1 - np.exp(res.x))
+
+
+def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True) -> CheckResult:
+    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 2, 8, 32 and 1024."""
+    def causes(L):
+        return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
+                 "exactly", 1 - 1 / (2 * (L - 1)))]
+
+    return check_function("worst eigenvalue", worst_eigenvalue,
+                          reference_worst_eigenvalue, [{"L": L} for L in (2, 8, 32, 1024)],
+                          compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
+                          verbose=verbose)
+
+
+# --------------------------------------------------------------------------- the slider
+SLIDER_T = 1024
+SLIDER_K = 12
+SLIDER_Q = 0.5
+
+
+@lru_cache(maxsize=1)
+def _slider_inputs():
+    """White-noise input, the two algorithms' feature designs at contexts sqrt(T) and T
+    (they depend on the input only) and a step of twice each design's safe step."""
+    from ..learning import SpectralFiltering, SpectralFilteringAR2
+    from .lesson05 import reference_safe_step
+
+    u = np.random.default_rng(7).standard_normal((SLIDER_T, 1))
+    L = int(np.ceil(SLIDER_T ** SLIDER_Q))
+    zeros = np.zeros((SLIDER_T, 1))
+    out = {}
+    for name, cls in (("Algorithm 1", SpectralFiltering), ("Algorithm 2", SpectralFilteringAR2)):
+        runs = {}
+        for context in (L, None):
+            learner = cls(horizon=SLIDER_T, k=SLIDER_K, context=context, radius=np.inf,
+                          lr_schedule="constant")
+            X = learner.design(u, zeros)[0]
+            runs[context] = (learner, X)
+        lr = 2.0 * reference_safe_step(runs[None][1])
+        out[name] = {ctx: (learner.clone(lr=lr), X) for ctx, (learner, X) in runs.items()}
+    return u, L, out
+
+
+def one_mode_losses(alpha: float) -> dict[str, tuple[float, float]]:
+    """Last-quarter mean losses ``(context sqrt(T), full context)`` of Algorithms 1 and 2 on
+    the one-mode system ``(alpha, 1, 1, 0)`` driven by the slider's white noise."""
+    from ..learning._kernels import ar_part
+    from ..systems import LDS, simulate
+
+    u, L, runs = _slider_inputs()
+    system = LDS([[alpha]], [[1.0]], [[1.0]], dt=1.0)
+    y = simulate(system, u, output="lengen", return_states=False).y
+    quarter = slice(3 * SLIDER_T // 4, None)
+    out = {}
+    for name, by_context in runs.items():
+        coefs = (1.0,) if name == "Algorithm 1" else (2.0, -1.0)
+        base = ar_part(y, coefs)
+        pair = []
+        for context in (L, None):
+            learner, X = by_context[context]
+            learner.fit_predict(u, y, design=(X, base))
+            pair.append(float(np.mean(learner.losses_[quarter])))
+        out[name] = (pair[0], pair[1])
+    return out
+
+
+@lru_cache(maxsize=1)
+def _ratio_curve():
+    deltas = np.logspace(-6, np.log10(0.3), 13)
+    ratios = {"Algorithm 1": [], "Algorithm 2": []}
+    for d in deltas:
+        for name, (short, full) in one_mode_losses(1 - d).items():
+            ratios[name].append(short / full)
+    return deltas, {k: np.array(v) for k, v in ratios.items()}
+
+
+def _eigenvalue_axes(fig) -> dict[str, Any]:
+    """The slider's axes and the artists that do not move, made once (see
+    :func:`eigenvalue_slider`)."""
+    from ..systems import eigenvalue_regions
+
+    u, L, _ = _slider_inputs()
+    regions = eigenvalue_regions(SLIDER_T, SLIDER_Q)
+    grid = np.logspace(-6, np.log10(0.3), 120)
+    ax1, ax2 = fig.subplots(1, 2)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.28)
+    state: dict[str, Any] = {"regions": regions}
+    for i, ax in enumerate((ax1, ax2)):
+        ax.axvspan(1 - regions.region_b.high, 1 - regions.region_b.low, color="C3",
+                   alpha=0.15, lw=0)
+        state[f"where{i}"] = ax.axvline(0.03, color="k", lw=1.5)
+    ax1.plot(grid, [reference_tail_energy(1 - d, L, 1) for d in grid], "C0",
+             label="Algorithm 1: (1-α) α^(j-1)")
+    ax1.plot(grid, [reference_tail_energy(1 - d, L, 2) for d in grid], "C2",
+             label="Algorithm 2: (1-α)² α^(j-2)")
+    ax1.axvline(1 - reference_worst_eigenvalue(L), color="C0", ls=":", lw=1)
+    ax1.set(xscale="log", yscale="log", xlabel="1 - α", ylim=(1e-16, 1e-1))
+    ax1.set_title(f"energy beyond the context L = {L} (red: Region B, q = 1/2)", fontsize=9)
+    ax1.legend(fontsize=7, loc="lower right")
+    deltas, ratios = _ratio_curve()
+    for name, color in (("Algorithm 1", "C0"), ("Algorithm 2", "C2")):
+        ax2.plot(deltas, ratios[name], color=color, lw=1, alpha=0.6)
+        (state[name],) = ax2.plot([0.03], [1.0], "o", color=color, label=name)
+    ax2.axhline(1.0, color="0.5", ls=":", lw=1)
+    ax2.set(xscale="log", yscale="log", xlabel="1 - α", ylim=(0.5, 300))
+    ax2.set_title(f"loss ratio, context {L} / full (T = {SLIDER_T}, k = {SLIDER_K})",
+                  fontsize=9)
+    state["legend"] = ax2.legend(fontsize=7, loc="upper right")
+    no_minor(ax1, ax2)
+    return state
+
+
+@slider("lesson07.eigenvalue", title="Region B: one eigenvalue, Algorithm 1 against 2",
+        setup=_eigenvalue_axes, delta=Param(1e-6, 0.3, 0.03, log=True, label="1 - α"))
+def eigenvalue_slider(state, delta: float) -> dict[str, Any]:
+    """Left: the tail energies beyond the context L = sqrt(T) (T = 1024) of Algorithm 1's and
+    Algorithm 2's targets against 1 - alpha, with Region B for q = 1/2 and the worst
+    eigenvalue. Right: the measured loss ratio (context L over full context) of both
+    algorithms on the one-mode system (alpha, 1, 1): a curve over 13 eigenvalues and the
+    slider's eigenvalue."""
+    alpha = 1.0 - delta
+    losses = one_mode_losses(alpha)
+    ratios = {name: short / full for name, (short, full) in losses.items()}
+    for i in (0, 1):
+        state[f"where{i}"].set_xdata([delta] * 2)
+    for j, (name, ratio) in enumerate(ratios.items()):
+        state[name].set_data([delta], [ratio])
+        state["legend"].get_texts()[j].set_text(f"{name}: {ratio:.3g}")
+    label = str(state["regions"].classify([alpha])[0])
+    return {"α": alpha, "region (q = 1/2)": label, "ratio Algorithm 1": ratios["Algorithm 1"],
+            "ratio Algorithm 2": ratios["Algorithm 2"]}
+
+
+#: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS = {"second_difference": check_second_difference, "tail_energy": check_tail_energy,
+          "worst_eigenvalue": check_worst_eigenvalue}
+
+
+def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
+    """Run every graded check of the lesson on ``answers`` (:func:`run_checks`)."""
+    return run_checks(CHECKS, answers, verbose=verbose)

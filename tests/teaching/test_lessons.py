@@ -1,0 +1,151 @@
+"""Every lesson in docs/lessons/: its format, its solution passes all its checks, its student
+notebook (made by otter assign) runs to the end with every check saying "not yet", and the
+autograder tests otter exports pass on the solution and fail on the student version.
+
+The notebooks' code runs in this process at the quick size (``LDS_LESSON_QUICK=1``): the
+cheap route for the default suite. ``make docs`` executes the solution notebooks in a
+kernel (nbclient) at full size, and ``test_lesson_browser.py`` (slow) drives one in
+JupyterLab.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("otter", reason="the docs extra is not installed (pip install -e .[docs])")
+pytest.importorskip("jupytext", reason="the docs extra is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("lesson_builder",
+                                                  ROOT / "docs" / "_site" / "lessons.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("lesson_builder", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+lessons = _load_builder()
+SCRIPTS = lessons.lesson_scripts()
+IDS = [s.stem for s in SCRIPTS]
+
+
+@pytest.fixture(scope="module", params=SCRIPTS, ids=IDS)
+def lesson(request, tmp_path_factory):
+    """The lesson's notebooks (otter assign), each run once in this process (quick size)."""
+    import nbformat
+
+    script = request.param
+    if script.name.startswith("08"):
+        pytest.importorskip("torch")
+    paths = lessons.assign(script, tmp_path_factory.mktemp(script.stem))
+    out = {"script": script, "paths": paths,
+           "module": importlib.import_module(lessons.module_name(script)),
+           "student": nbformat.read(paths["student"], as_version=4),
+           "autograder": nbformat.read(paths["autograder_notebook"], as_version=4)}
+    for version in ("solution", "student"):
+        nb = lessons.read_lesson(script) if version == "solution" else out["student"]
+        namespace: dict = {}
+        out[f"{version}_records"] = lessons.run_in_process(nb, quick=True, namespace=namespace)
+        out[f"{version}_namespace"] = namespace
+    return out
+
+
+def test_lessons_exist_and_follow_the_format():
+    import jupytext
+
+    assert [s.name[:2] for s in SCRIPTS] == [f"{i:02d}" for i in range(1, 9)]  # eight lessons
+    for script in SCRIPTS:
+        assert lessons.format_problems(jupytext.read(script), script.name) == []
+
+
+def _check_lines(records):
+    lines = []
+    for r in records:
+        if "check" in r["tags"]:
+            lines += [ln for ln in r["stdout"].splitlines()
+                      if ln.startswith(("pass:", "not yet:"))]
+    return lines
+
+
+def _no_error(records):
+    errors = [r for r in records if r["error"]]
+    assert not errors, f"cell {errors[0]['index']} raised {errors[0]['error']}"
+
+
+def test_solution_passes_every_check(lesson):
+    records = lesson["solution_records"]
+    _no_error(records)
+    lines = _check_lines(records)
+    assert lines and all(ln.startswith("pass:") for ln in lines), "\n".join(lines)
+    n = len(lesson["module"].CHECKS)
+    assert records[-1]["stdout"].strip().splitlines()[-1] == f"{n} of {n} checks pass"
+
+
+def test_student_notebook_runs_to_the_end_saying_not_yet(lesson):
+    nb, records = lesson["student"], lesson["student_records"]
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "BEGIN SOLUTION" not in code and "# SOLUTION" not in code
+    assert "otter" not in code and "grader" not in code  # no otter needed to run it
+    _no_error(records)
+    assert len(records) == sum(c.cell_type == "code" for c in nb.cells)
+    lines = _check_lines(records)
+    assert lines and all(ln.startswith("not yet:") for ln in lines), "\n".join(lines)
+    n = len(lesson["module"].CHECKS)
+    assert records[-1]["stdout"].strip().splitlines()[-1].startswith(f"0 of {n} checks pass")
+
+
+def test_exported_autograder_tests_pass_on_the_solution_only(lesson):
+    """The tests otter put in the autograder (the notebook's metadata; the archive's tests/)
+    call the lesson's graded checks: they pass on the solution's variables and fail, with
+    the check's hint, on the student's."""
+    tests = lesson["autograder"].metadata["otter"]["tests"]
+    assert sum(t["points"] for t in tests.values()) == len(lesson["module"].CHECKS)
+    for test in tests.values():
+        code = "\n".join(line[4:] for line in test["suites"][0]["cases"][0]["code"].splitlines()
+                         if line.startswith((">>> ", "... ")))
+        exec(code, dict(lesson["solution_namespace"]))
+        with pytest.raises(AssertionError, match="not yet"):
+            exec(code, dict(lesson["student_namespace"]))
+    assert lesson["paths"]["autograder"].stat().st_size > 0
+
+
+NO_NUMBA_DRIVER = """
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("lesson_builder", sys.argv[1])
+    lessons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lessons)
+    out = {}
+    for script in lessons.lesson_scripts():
+        if int(script.name[:2]) <= 7:
+            out[script.stem] = lessons.run_in_process(lessons.read_lesson(script), quick=True)
+    print(json.dumps({"lessons": out, "numba": "numba" in sys.modules}))
+"""
+
+
+@pytest.fixture(scope="module")
+def without_numba():
+    """Lessons 1-7's solutions run once in an interpreter that cannot import numba."""
+    import json
+
+    from tests._no_numba import run_blocked
+
+    done = run_blocked(NO_NUMBA_DRIVER, str(ROOT / "docs" / "_site" / "lessons.py"))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_lessons_1_to_7_print_the_same_without_numba(lesson, without_numba):
+    """Every cell of the solution prints the same text with numba blocked (the compiled
+    cores fall back to plain Python): the same numbers, the same check lines."""
+    if int(lesson["script"].name[:2]) > 7:
+        pytest.skip("lesson 8 needs torch, not numba-free by design")
+    assert without_numba["numba"] is False
+    plain = without_numba["lessons"][lesson["script"].stem]
+    assert [r["error"] for r in plain] == [None] * len(plain)
+    assert [r["stdout"] for r in plain] == [r["stdout"] for r in lesson["solution_records"]]

@@ -1,0 +1,62 @@
+"""Lessons 2-4's checks recognise the usual slips (the solutions passing is
+test_lessons.py's job)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import solve_continuous_lyapunov
+
+from lds_toolkit.teaching import lesson02, lesson03, lesson04
+
+
+def test_lesson02_hints():
+    def no_dt(A, B, dt):
+        A = np.atleast_2d(A)
+        left = np.eye(A.shape[0]) - dt / 2 * A
+        return np.linalg.solve(left, np.eye(A.shape[0]) + dt / 2 * A), np.linalg.solve(left, B)
+
+    assert "misses the factor Δ" in lesson02.check_s4_bilinear(no_dt, verbose=False).message
+
+    def s4_form(A, B, C, D, dt):
+        return (*lesson02.reference_s4_bilinear(A, B, dt), C, D)
+
+    assert "S4's form" in lesson02.check_tustin(s4_form, verbose=False).message
+    late = lesson02.check_tustin_from_s4(
+        lambda y_s4: np.concatenate([np.zeros((1, 1)), y_s4[:-1]]), verbose=False)
+    assert "delayed by one step" in late.message
+
+
+def test_lesson02_tustin_relation_is_exact_against_scipy():
+    """The reference of exercise 3 is the Tustin system's simulation; the formula the lesson
+    teaches reproduces scipy's Tustin output from the S4 output (independent route)."""
+    from scipy.signal import cont2discrete, dlsim
+
+    import lds_toolkit as lt
+
+    ex = lesson02.EXAMPLE
+    u = np.random.default_rng(0).standard_normal((50, 1))
+    y_s4 = lt.simulate(lt.s4_bilinear(lt.LDS(**ex), 0.2), u, output="s4").y
+    Ad, Bd, Cd, Dd, _ = cont2discrete((ex["A"], ex["B"], ex["C"], ex["D"]), 0.2, "bilinear")
+    _, y_scipy, _ = dlsim((Ad, Bd, Cd, Dd, 0.2), u)
+    np.testing.assert_allclose(lesson02.reference_tustin_from_s4(y_s4), y_scipy,
+                               rtol=1e-10, atol=1e-13)
+
+
+def test_lesson03_hints():
+    res = lesson03.check_lyapunov_kron(lambda A, M: solve_continuous_lyapunov(A, -M),
+                                       verbose=False)
+    assert "python-control's" in res.message
+    wrong = lambda P, M: np.linalg.eigvalsh(P)[-1] / np.linalg.eigvalsh(M)[0]
+    assert "upside down" in lesson03.check_decay_rate(wrong, verbose=False).message
+    # the paper's P, M give the rate the control page quotes: 0.4410 / 1.25
+    assert abs(lesson03.reference_decay_rate(
+        [[1, 0.25], [0.25, 1]], [[0.5, 0.25], [0.25, 1.5]]) - 0.352786) < 1e-6
+
+
+def test_lesson04_hints():
+    flipped = lambda x, e, P, M, B, K, kappa: kappa * x @ M @ x + 2 * x @ P @ B @ K @ e
+    assert "sign of the cross term" in lesson04.check_trigger(flipped, verbose=False).message
+    late = lambda kappa, x0, h: lesson04.reference_first_event(kappa, x0, h) + h
+    assert "one grid step late" in lesson04.check_first_event(late, verbose=False).message
+    # the paper's loop (kappa 0.5, x0 = (1, 0), h = 0.01): first event at 0.24 (control page)
+    assert abs(lesson04.reference_first_event(0.5, [1.0, 0.0], 0.01) - 0.24) < 1e-12
