@@ -120,7 +120,7 @@ if [ "$MODE" = smoke ]; then
     part gpu-tests "${BOX_TESTS:-60}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider \
         tests/neural/test_common.py
     part layers "${BOX_LAYERS:-60}" "$PYTHON" benchmarks/neural_layers.py --device cpu \
-        --lengths 128 --layers focus sdpa --batch 2 --d-model 16 --min-repeats 1 \
+        --lengths 128 --layers sdpa focus focus-rc --batch 2 --d-model 16 --min-repeats 1 \
         --min-time 0 --threads 1 --fractions --json "$OUT/layers.json" \
         --markdown "$OUT/layers.md"
     part training "${BOX_TRAINING:-60}" "$PYTHON" benchmarks/training_steps.py --cpu-smoke \
