@@ -39,7 +39,7 @@ def test_gpu_check_cpu_smoke(tmp_path):
     summary = (out / "summary.md").read_text()
     assert re.search(r"\| Focus \| 128 \| [0-9.]+ \|", summary)
     assert re.search(r"\| SDPA causal attention \(baseline\) \| 128 \| [0-9.]+ \|", summary)
-    assert re.search(r"\| Focus + recomputation \| 128 \| [0-9.]+ \|", summary)
+    assert re.search(r"\| Focus \+ recomputation \| 128 \| [0-9.]+ \|", summary)
     stacked = re.search(r"\| focus-1k-x2 \| fp32 \| no \| ([0-9.]+) \| ([0-9.]+) \|", summary)
     assert stacked and float(stacked.group(2)) == pytest.approx(float(stacked.group(1)) / 2,
                                                                 rel=0.01)
