@@ -31,8 +31,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import psutil
-
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 try:
     _LIBC = ctypes.CDLL("libc.so.6")
@@ -96,6 +94,8 @@ def peak_extra_rss_mb(fn: Callable[[], object]) -> float:
 
 
 def _sampled_peak_mb(fn: Callable[[], object]) -> float:
+    import psutil  # only here: the GPU machines may lack it, and need only the kernel's peak
+
     proc = psutil.Process(os.getpid())
     base = proc.memory_info().rss
     peak = base

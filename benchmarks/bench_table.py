@@ -14,7 +14,9 @@ Sections (each also runs on its own, see the scripts):
   stays below 25 % (``roofline.REASONS``); ``--before-tree DIR`` also times the layers issue 28
   changed (``CHANGED_LAYERS``) on another checkout's package (e.g. ``mkdir /tmp/before &&
   git archive <commit> lds_toolkit | tar -x -C /tmp/before``) for a before/after column;
-* growth (``growth.py``): log-log time against T (and n) per path, fitted exponents.
+* growth (``growth.py``): log-log time against T (and n) per path, fitted exponents;
+* CUDA (``cuda_section.py``): what ``gpu_check.sh`` measures, its newest committed run
+  (``docs/results/gpu-check/``) and issue 34's measurements before it (measured nothing here).
 
 ``--write-docs`` writes ``docs/benchmarks.md``, the figures ``docs/img/benchmarks/*.png`` and
 the raw numbers ``docs/img/benchmarks/bench.json``, with the machine described (CPU model,
@@ -36,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_section  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 IMG = ROOT / "docs" / "img" / "benchmarks"
@@ -290,6 +294,7 @@ def markdown(res: dict, figures: list[str]) -> str:
     lines.append("")
     for f in figures:
         lines += [f"![{f}](img/benchmarks/{f})", ""]
+    lines += cuda_section.markdown()
     return "\n".join(lines)
 
 

@@ -42,9 +42,12 @@ def autograd_route(u: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:
 
 
 class _AutogradConv:
-    """Stands in for ``CausalFFTConv`` (same ``apply`` signature) with autograd's gradient."""
+    """Stands in for ``CausalFFTConv`` (same ``apply`` signature: the output first) with
+    autograd's gradient."""
 
-    apply = staticmethod(autograd_route)
+    @staticmethod
+    def apply(u, k, n):
+        return (autograd_route(u, k, n),)
 
 
 @contextlib.contextmanager

@@ -77,6 +77,10 @@ LAYERS = {
     "las": "LaS attention (full)",
     "las-chunk": "LaS-chunk (chunk 128)",
     "sdpa": "SDPA causal attention (baseline)",
+    # the long-sequence paths with activation recomputation (lds_toolkit.neural.recompute)
+    "s4-dplr-rc": "S4 (DPLR) + recomputation",
+    "stu-exact-rc": "STU exact + recomputation",
+    "focus-rc": "Focus + recomputation",
 }
 
 
@@ -97,6 +101,13 @@ def _stu_filters(L: int, k: int):
 def build(name: str, d_model: int, L: int):
     """Return (layer, note) or raise ImportError when the layer is not available."""
     from lds_toolkit import neural
+
+    if name.endswith("-rc"):
+        from lds_toolkit.neural.recompute import set_recompute
+
+        layer, note = build(name[:-3], d_model, L)
+        set_recompute(layer)
+        return layer, note
 
     if name == "s4":
         return neural.S4(d_model, seed=0), ""
@@ -151,6 +162,14 @@ def worker(args) -> dict:
 
     rss_before_warmup = status_mb("VmRSS") if device.type == "cpu" else 0.0
     first = one_pass()  # warm-up (timed only when a pass is slow, see below)
+    counted = {}
+    if args.fractions:  # one more pass, counted: FLOPs (with FFTs) and eager bytes moved
+        from _flops import OpCounter, flop_counter
+
+        flops, ops = flop_counter(), OpCounter()
+        with flops, ops:
+            one_pass()
+        counted = {"flops": float(flops.get_total_flops()), "bytes": float(ops.bytes)}
     gc.collect()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -161,9 +180,12 @@ def worker(args) -> dict:
             base = rss_before_warmup
             note = (note + "; " if note else "") + "peak RSS since before the warm-up"
     times = [first] if first >= 5.0 else []  # a slow first pass counts as a measurement
-    while len(times) < args.min_repeats or (sum(times) < args.min_time and len(times) < 10):
+    measured = 0  # passes since the peak was reset: the memory needs one
+    while (len(times) < args.min_repeats or measured == 0
+           or (sum(times) < args.min_time and len(times) < 10)):
         times.append(one_pass())
-        if times[-1] >= 5.0 and len(times) >= 1:
+        measured += 1
+        if times[-1] >= 5.0:
             break
     if device.type == "cuda":
         peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20
@@ -175,6 +197,7 @@ def worker(args) -> dict:
         "repeats": len(times),
         "peak_mb": peak,
         "note": note,
+        **counted,
     }
 
 
@@ -185,6 +208,8 @@ def run_point(args, layer: str, L: int) -> dict:
         "--threads", str(args.threads), "--min-repeats", str(args.min_repeats),
         "--min-time", str(args.min_time),
     ]
+    if args.fractions:
+        cmd.append("--fractions")
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     # freed buffers >= 64 KiB are unmapped at once, so the resident set tracks live memory
     env.setdefault("MALLOC_MMAP_THRESHOLD_", "65536")
@@ -286,7 +311,12 @@ def main(argv=None) -> int:
     p.add_argument("--min-repeats", type=int, default=3)
     p.add_argument("--min-time", type=float, default=2.0, help="keep repeating up to this (s)")
     p.add_argument("--timeout", type=float, default=1800, help="per point, seconds")
+    p.add_argument("--fractions", action="store_true",
+                   help="count FLOPs and bytes per pass and measure the device's bf16 GEMM "
+                        "peak and copy bandwidth: the fraction of each per point")
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("--markdown", type=Path, help="also write the table as markdown here")
+    p.add_argument("--peaks-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--scores", action="store_true",
                    help="time the LaS attention core by route instead (see the docstring)")
     p.add_argument("--chunk-length", type=int, default=1024,
@@ -298,6 +328,9 @@ def main(argv=None) -> int:
 
     if args.worker:
         print(json.dumps(worker(args)))
+        return 0
+    if args.peaks_only:
+        print(json.dumps(_measure_peaks(args)))
         return 0
     if args.scores:
         scores_table(args)
@@ -320,18 +353,33 @@ def main(argv=None) -> int:
         else "torch.cuda.max_memory_allocated growth during fwd+bwd"
     )
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    load_start = load
     print(
         f"device={args.device} threads={args.threads} batch={args.batch} "
         f"d_model={args.d_model} lengths={lengths}\npeak memory = {mem_what}\n"
         f"load average at start (1, 5, 15 min): {load} on {os.cpu_count()} cores; timings are "
         "only comparable within one run\n"
     )
+    # every point is also written as it is measured (a run cut short keeps them)
+    points = args.json.with_suffix(".points.jsonl") if args.json else None
+    if points is not None:
+        points.write_text("")
+    peaks = _peaks(args) if args.fractions else {}
+    if points is not None:
+        with open(points, "a") as fh:
+            fh.write(json.dumps({"peaks": peaks, "device": args.device}) + "\n")
+    if args.fractions:
+        print(f"measured peaks: bf16 GEMM {_fmt(peaks.get('bf16_tflops'))} TFLOP/s, copy "
+              f"{_fmt(peaks.get('copy_gbs'))} GB/s (bytes read + written)\n", flush=True)
     results: dict[str, dict[int, dict]] = {}
     for name in layers:
         results[name] = {}
         for L in lengths:
             r = run_point(args, name, L)
             results[name][L] = r
+            if points is not None:
+                with open(points, "a") as fh:
+                    fh.write(json.dumps({"layer": name, "L": L, **r}) + "\n")
             msg = (
                 f"{_fmt(r['time_s'] * 1e3, ' ms')}, {_fmt(r['peak_mb'], ' MB')}"
                 if r["status"] == "ok"
@@ -342,32 +390,25 @@ def main(argv=None) -> int:
                 print(f"    {name} not available ({r.get('note', '')})")
                 break
     print()
-    base = results["sdpa"]
     head = f"{'layer':34s} {'L':>6s} {'fwd+bwd':>11s} {'peak':>10s} {'t/sdpa':>7s} {'m/sdpa':>7s}"
     print(head)
     print("-" * len(head))
     notes = set()
-    for name in layers:
-        for L in lengths:
-            r = results[name].get(L)
-            if r is None:
-                continue
-            if r["status"] != "ok":
-                print(f"{LAYERS[name]:34s} {L:6d} {r['status']}")
-                continue
-            if r.get("note"):
-                notes.add(f"{name}: {r['note']}")
-            b = base.get(L, {})
-            tr = r["time_s"] / b["time_s"] if b.get("status") == "ok" else None
-            ok = b.get("status") == "ok" and b["peak_mb"] > 0
-            mr = r["peak_mb"] / b["peak_mb"] if ok else None
-            print(
-                f"{LAYERS[name]:34s} {L:6d} {r['time_s'] * 1e3:9.1f}ms {r['peak_mb']:8.1f}MB "
-                f"{_fmt(tr):>7s} {_fmt(mr):>7s}"
-            )
-    lo, hi = (4096, 16384) if {4096, 16384} <= set(lengths) else sorted(lengths)[-2:]
-    print(f"\ngrowth factor from L={lo} to L={hi} (x{hi // lo} length):")
-    for name in layers:
+    for name, L, r, tr, mr in against_sdpa(results, layers, lengths):
+        if r["status"] != "ok":
+            print(f"{LAYERS[name]:34s} {L:6d} {r['status']}")
+            continue
+        if r.get("note"):
+            notes.add(f"{name}: {r['note']}")
+        print(
+            f"{LAYERS[name]:34s} {L:6d} {r['time_s'] * 1e3:9.1f}ms {r['peak_mb']:8.1f}MB "
+            f"{_fmt(tr):>7s} {_fmt(mr):>7s}"
+        )
+    lo, hi = ((4096, 16384) if {4096, 16384} <= set(lengths) else
+              tuple(sorted(lengths)[-2:]) if len(lengths) > 1 else (None, None))
+    if lo is not None:
+        print(f"\ngrowth factor from L={lo} to L={hi} (x{hi // lo} length):")
+    for name in layers if lo is not None else []:
         a, b = results[name].get(lo), results[name].get(hi)
         if a and b and a["status"] == b["status"] == "ok":
             mg = b["peak_mb"] / a["peak_mb"] if a["peak_mb"] > 0 else None
@@ -377,10 +418,96 @@ def main(argv=None) -> int:
         print(f"note: {n}")
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"load average at end (1, 5, 15 min): {load}")
+    table_md = markdown(results, layers, lengths, peaks, args.device)
+    if args.fractions:
+        print("\n" + table_md)
     if args.json:
-        args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json)},
-                                         "results": results}, indent=1, default=str))
+        args.json.write_text(json.dumps({"args": vars(args) | {"json": str(args.json),
+                                                                "markdown": str(args.markdown)},
+                                         "peaks": peaks, "results": results,
+                                         "load_start": load_start, "load_end": load,
+                                         "torch": _torch_version(),
+                                         "date": time.strftime("%Y-%m-%d")},
+                                        indent=1, default=str))
+    if args.markdown:
+        args.markdown.write_text(table_md)
     return 0
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _measure_peaks(args) -> dict:
+    import torch
+    from _flops import bf16_gemm_peak, copy_bandwidth
+
+    torch.set_num_threads(args.threads)
+    small = args.device == "cpu"
+    return {"bf16_tflops": bf16_gemm_peak(args.device, (256, 512) if small else None),
+            "copy_gbs": copy_bandwidth(args.device, 2**22 if small else None)}
+
+
+def _peaks(args) -> dict:
+    """The device's bf16 GEMM peak (TFLOP/s) and copy bandwidth (GB/s), measured in this
+    run: on a CPU here, on CUDA in a subprocess (its memory released with it; empty when
+    that fails)."""
+    if args.device == "cpu":
+        return _measure_peaks(args)
+    cmd = [sys.executable, __file__, "--peaks-only", "--device", args.device,
+           "--threads", str(args.threads)]
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                              env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return {}
+    if proc.returncode != 0:
+        return {}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def against_sdpa(results, layers, lengths):
+    """``(name, L, result, time / SDPA's, memory / SDPA's)`` for every measured point (the
+    ratios None where SDPA has no result at that length)."""
+    base = results.get("sdpa", {})
+    for name in layers:
+        for L in lengths:
+            r = results[name].get(L)
+            if r is None:
+                continue
+            b = base.get(L, {})
+            ok = r["status"] == "ok" and b.get("status") == "ok"
+            tr = r["time_s"] / b["time_s"] if ok else None
+            mr = r["peak_mb"] / b["peak_mb"] if ok and b["peak_mb"] > 0 else None
+            yield name, L, r, tr, mr
+
+
+def markdown(results, layers, lengths, peaks, device) -> str:
+    """The table as markdown: time and memory against SDPA; with counted FLOPs and bytes,
+    TFLOP/s and GB/s and their fractions of the measured peaks."""
+    peak, bw = peaks.get("bf16_tflops"), peaks.get("copy_gbs")
+    mem = "torch.cuda.max_memory_allocated growth" if device == "cuda" else "RSS growth"
+    lines = [f"Peak memory: {mem} during one forward+backward. Fractions: of the measured "
+             f"bf16 GEMM peak ({_fmt(peak)} TFLOP/s) and copy bandwidth ({_fmt(bw)} GB/s; "
+             "bytes of eager execution, every op reading its inputs and writing its outputs).",
+             "", "| layer | L | fwd+bwd ms | peak MB | time / SDPA | memory / SDPA | TFLOP/s "
+             "| of bf16 peak | GB/s | of bandwidth |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, L, r, tr, mr in against_sdpa(results, layers, lengths):
+        if r["status"] != "ok":
+            lines.append(f"| {LAYERS[name]} | {L} | {r['status']} | | | | | | | |")
+            continue
+        tf = r["flops"] / r["time_s"] / 1e12 if "flops" in r else None
+        gb = r["bytes"] / r["time_s"] / 1e9 if "bytes" in r else None
+        ftf = f"{100 * tf / peak:.2f} %" if tf is not None and peak else "-"
+        fgb = f"{100 * gb / bw:.1f} %" if gb is not None and bw else "-"
+        lines.append(f"| {LAYERS[name]} | {L} | {r['time_s'] * 1e3:.1f} | "
+                     f"{r['peak_mb']:.0f} | {_fmt(tr)} | {_fmt(mr)} | {_fmt(tf)} | {ftf} | "
+                     f"{_fmt(gb)} | {fgb} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

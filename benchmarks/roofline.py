@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -56,36 +55,13 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _flops import OpCounter, flop_counter  # noqa: E402
 from _harness import table  # noqa: E402
 
 from lds_toolkit import neural  # noqa: E402
 from lds_toolkit.experiments.catalog.las_ablation import layer_options, scale_config  # noqa: E402
-
-
-def _fft_count(shape, dim, n_signal: int, real: bool) -> int:
-    """FLOPs of FFTs of length ``n_signal`` over ``dim`` of an array of ``shape``."""
-    batch = math.prod(shape) // max(1, math.prod(shape[d] for d in dim))
-    return int(batch * (2.5 if real else 5.0) * n_signal * math.log2(max(n_signal, 2)))
-
-
-def _fft_mapping():
-    """FlopCounterMode formulas (called with input shapes) for torch's FFT kernels."""
-    aten = torch.ops.aten
-
-    def r2c(x, dim, normalization, onesided, out_shape=None, **kw):
-        return _fft_count(x, dim, math.prod(x[d] for d in dim), True)
-
-    def c2r(x, dim, normalization, last_dim_size, out_shape=None, **kw):
-        n = math.prod(x[d] for d in dim[:-1]) * last_dim_size
-        return _fft_count(x, dim, n, True)
-
-    def c2c(x, dim, normalization, forward, out_shape=None, **kw):
-        return _fft_count(x, dim, math.prod(x[d] for d in dim), False)
-
-    return {aten._fft_r2c: r2c, aten._fft_c2r: c2r, aten._fft_c2c: c2c}
 
 
 def gemm_peak(threads: int, sizes=(1024, 2048), repeat: int = 5) -> float:
@@ -190,28 +166,6 @@ REASONS = {
 }
 
 
-def _tensor_bytes(t: torch.Tensor) -> int:
-    """Bytes of the distinct elements of ``t`` (broadcast axes, stride 0, counted once)."""
-    return math.prod(n for n, st in zip(t.shape, t.stride()) if st != 0) * t.element_size()
-
-
-class _OpCounter(torch.utils._python_dispatch.TorchDispatchMode):
-    """Counts the aten operations a pass dispatches and the bytes they read and write."""
-
-    def __init__(self):
-        super().__init__()
-        self.count = 0
-        self.bytes = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        self.count += 1
-        if not func.is_view:
-            leaves = torch.utils._pytree.tree_leaves((args, kwargs or {}, out))
-            self.bytes += sum(_tensor_bytes(t) for t in leaves if isinstance(t, torch.Tensor))
-        return out
-
-
 def measure_layer(factory, shape, *, min_time: float = 1.0, min_repeats: int = 3,
                   seed: int = 0) -> dict:
     """fwd+bwd median time, FLOPs and aten-op count of one layer on one input shape."""
@@ -224,10 +178,10 @@ def measure_layer(factory, shape, *, min_time: float = 1.0, min_repeats: int = 3
         layer.zero_grad(set_to_none=True)
         layer(x).square().mean().backward()
 
-    counter = FlopCounterMode(display=False, custom_mapping=_fft_mapping())
+    counter = flop_counter()
     with counter:
         one_pass()
-    ops = _OpCounter()
+    ops = OpCounter()
     with ops:
         one_pass()
     one_pass()  # warm-up

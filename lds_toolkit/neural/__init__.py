@@ -8,7 +8,11 @@ Every layer refuses NaN/inf inputs, naming the first bad position (switch the ch
 ``input_checks(False)``, see :mod:`lds_toolkit.neural._validation`), and maps a batch of size 0
 to an empty output.
 
-Training: :func:`train` with a :class:`TrainConfig`, then :func:`evaluate` / :func:`predict`.
+Training: :func:`train` with a :class:`TrainConfig`, then :func:`evaluate` / :func:`predict`;
+several runs at once (stacked, to fill a GPU): :func:`train_group` with :class:`RunSpec`
+(:mod:`~lds_toolkit.neural.run_group`). Long sequences: :func:`set_recompute` switches on
+activation recomputation in Focus, STU (exact) and the S4 SSMs
+(:mod:`~lds_toolkit.neural.recompute`).
 The loop is :mod:`lds_toolkit.neural.training`; its parts live beside it in
 :mod:`~lds_toolkit.neural.training_config` (config, plateau rule, schedule),
 :mod:`~lds_toolkit.neural.batching` (tensors and batch order),
@@ -34,6 +38,8 @@ from .blocks import LAYER_REGISTRY, MLP, Block, SelfAttention, SequenceModel, re
 from .dplr import DPLRSSM
 from .focus import Focus
 from .las import LaSAttention
+from .recompute import set_recompute
+from .run_group import RunSpec, train_group
 from .s4 import S4, DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU, LDSFit
@@ -69,6 +75,9 @@ __all__ = [
     "resolve_layer",
     "tasks",
     "train",
+    "train_group",
+    "RunSpec",
+    "set_recompute",
     "input_checks",
     "input_checks_enabled",
     "set_input_checks",

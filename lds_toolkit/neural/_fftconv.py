@@ -78,18 +78,31 @@ class CausalFFTConv(torch.autograd.Function):
     Real float32/float64 inputs; ``causal_conv`` casts.
     """
 
+    # forward and setup_context apart (with a vmap rule generated from them), so that the
+    # convolution also runs under torch.func.vmap (several runs trained at once,
+    # lds_toolkit.neural.run_group); the spectra the backward reuses are returned as
+    # extra outputs that carry no gradient (an autograd.Function under functorch saves only
+    # its inputs and outputs)
+    generate_vmap_rule = True
+
     @staticmethod
-    def forward(ctx, u: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:
+    def forward(u: torch.Tensor, k: torch.Tensor, n: int):
         u_f = torch.fft.rfft(u, n=n)
         k_f = torch.fft.rfft(k, n=n)
+        return torch.fft.irfft(u_f * k_f, n=n)[..., : u.shape[-1]], u_f, k_f
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        u, k, n = inputs
+        _, u_f, k_f = output
+        ctx.mark_non_differentiable(u_f, k_f)
         ctx.save_for_backward(u_f, k_f)
         ctx.n = n
         ctx.shapes = (u.shape, k.shape)
-        return torch.fft.irfft(u_f * k_f, n=n)[..., : u.shape[-1]]
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad_y: torch.Tensor):
+    def backward(ctx, grad_y: torch.Tensor, _grad_u_f=None, _grad_k_f=None):
         u_f, k_f = ctx.saved_tensors
         u_shape, k_shape = ctx.shapes
         n = ctx.n
@@ -136,7 +149,7 @@ def causal_conv(
         if n is None:
             n = fft_len(L, k.shape[-1])
         if u.numel() and k.numel():
-            return CausalFFTConv.apply(u.to(cdt), k.to(cdt), n).to(out_dtype)
+            return CausalFFTConv.apply(u.to(cdt), k.to(cdt), n)[0].to(out_dtype)
         k_f = rfft(k.to(cdt), n=n)
     elif n is None:
         raise TypeError("causal_conv: n must be given with a precomputed k_f")

@@ -31,6 +31,7 @@ from ._validation import (
     check_sequence,
     watch_outputs,
 )
+from .recompute import active, rowwise
 
 COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 DISCS = ("bilinear", "zoh")
@@ -60,6 +61,10 @@ class SSMBase(nn.Module):
 
     #: parameters that state-spaces/s4 trains with their own lr and no weight decay
     ssm_parameter_names: tuple[str, ...] = ()
+    #: Recompute in the backward pass (:func:`~lds_toolkit.neural.recompute.set_recompute`):
+    #: the convolution on blocks of rows, and the DPLR kernel's Cauchy sums in blocks of
+    #: frequencies.
+    recompute = False
 
     def __init__(
         self,
@@ -163,12 +168,18 @@ class SSMBase(nn.Module):
         check_sequence(u, self.d_model, name, "u")
         rate = check_rate(rate, name)
         if state is None and not return_state:
-            rd = compute_dtype(u.dtype)
             k = self.kernel(u.shape[1], u.dtype, rate=rate)
-            ut = u.transpose(1, 2).to(rd)
-            y = causal_conv(ut, k) + self.D.to(rd)[:, None] * ut
-            return y.transpose(1, 2).to(u.dtype)
+            if active(self):  # rows in blocks, each recomputed in the backward pass
+                return rowwise(lambda rows: self._convolve(rows, k), u)
+            return self._convolve(u, k)
         return self._forward_with_state(u, state, return_state, rate)
+
+    def _convolve(self, u: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """``y = K̄ * u + D u`` for ``u`` (B, L, H) and the kernel ``k`` (H, L)."""
+        rd = compute_dtype(u.dtype)
+        ut = u.transpose(1, 2).to(rd)
+        y = causal_conv(ut, k) + self.D.to(rd)[:, None] * ut
+        return y.transpose(1, 2).to(u.dtype)
 
     def states(self, u: torch.Tensor, state: torch.Tensor | None = None, *, rate: float = 1.0):
         """Every state of the recursion: ``x_k`` for ``k = 0..L-1``, complex (B, L, H, N/2).

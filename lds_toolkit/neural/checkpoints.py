@@ -112,7 +112,10 @@ def diverged_checkpoint_path(path: str | Path) -> Path:
 
 
 def _save_checkpoint(path: Path, model, opt, step, history, evals, cfg, first_loss, *,
-                     status: str | None = None, callback_state=None):
+                     status: str | None = None, callback_state=None,
+                     rng_state: torch.Tensor | None = None):
+    """Write the checkpoint (``rng_state``: torch's CPU RNG state to record; None: the
+    global one, as a run trained alone has it)."""
     from .._atomic import atomic_write
 
     state = {
@@ -120,7 +123,7 @@ def _save_checkpoint(path: Path, model, opt, step, history, evals, cfg, first_lo
         "optimizer": opt.state_dict(),
         "history": _as_tensors_dict(history),
         "evals": _as_tensors_dict(evals),
-        "torch_rng": torch.get_rng_state(),
+        "torch_rng": torch.get_rng_state() if rng_state is None else rng_state,
     }
     if torch.cuda.is_available():
         state["cuda_rng"] = torch.cuda.get_rng_state_all()

@@ -72,6 +72,7 @@ from ._init import Seed
 from ._powers import linear_scan, power_kernel
 from ._ssm_base import SSMBase, check_rate
 from ._validation import check_step_input
+from .recompute import active, blockwise
 
 DPLR_INITS = ("legs",)
 
@@ -206,17 +207,26 @@ class DPLRSSM(SSMBase):
         dt = (dt * rate)[:, None]
         Ct = conj_extend(C - deinterleave(row).conj().to(C.dtype) / 2)
         Lf, Pf, Bf = conj_extend(Lam), conj_extend(P), conj_extend(B)
-        j = torch.arange(length // 2 + 1, device=Lam.device, dtype=rd)
+        # the four Cauchy sums' weights, for one batched matmul (H, F, N) @ (H, N, 4)
+        w = torch.stack([Ct * Bf, Ct * Pf, Pf.conj() * Bf, Pf.conj() * Pf], dim=-1)
+        n_freq = length // 2 + 1
+        if active(self):  # the (H, F, N) sums block by block, recomputed in the backward pass
+            K_hat = blockwise(self._spectrum, n_freq, -1, length, rd, dt, Lf, w)
+        else:
+            K_hat = self._spectrum(0, n_freq, length, rd, dt, Lf, w)
+        return torch.fft.irfft(K_hat, n=length).to(rd)
+
+    @staticmethod
+    def _spectrum(start: int, stop: int, length: int, rd, dt, Lf, w) -> torch.Tensor:
+        """``K̂(ω_j)`` for ``j`` in ``[start, stop)`` (H, stop - start): the Cauchy sums and
+        Woodbury (module docstring)."""
+        j = torch.arange(start, stop, device=Lf.device, dtype=rd)
         omega = torch.polar(torch.ones_like(j), -2 * math.pi * j / length)  # (F,)
         s = dt / 2 * (1 + omega)  # (H, F)
         denom = (1 - omega).unsqueeze(-1) - s.unsqueeze(-1) * Lf.unsqueeze(-2)  # (H, F, N)
-        r = 1 / denom
-        # the four Cauchy sums as one batched matmul: (H, F, N) @ (H, N, 4)
-        w = torch.stack([Ct * Bf, Ct * Pf, Pf.conj() * Bf, Pf.conj() * Pf], dim=-1)
-        k = r @ w  # (H, F, 4)
+        k = (1 / denom) @ w  # (H, F, 4)
         k_cb, k_cp, k_pb, k_pp = k.unbind(-1)
-        K_hat = dt * (k_cb - s * k_cp * k_pb / (1 + s * k_pp))
-        return torch.fft.irfft(K_hat, n=length).to(rd)
+        return dt * (k_cb - s * k_cp * k_pb / (1 + s * k_pp))
 
     # --- chunked convolution mode and states -------------------------------------------------
     def _real_states(self, u, x0, rate):

@@ -21,6 +21,7 @@ from ._validation import (
     check_sequence,
     watch_outputs,
 )
+from .recompute import active, rowwise
 
 __all__ = ["Focus", "FocusGlobalConv"]
 
@@ -137,6 +138,10 @@ class Focus(nn.Module):
     >>> layer.iir_coefficients(x).shape       # (batch, bins, channels, filters, 2)
     torch.Size([2, 4, 16, 1, 2])
     """
+
+    #: Run the batch in blocks of rows, each recomputed in the backward pass
+    #: (:func:`~lds_toolkit.neural.recompute.set_recompute`).
+    recompute = False
 
     def __init__(
         self,
@@ -293,6 +298,11 @@ class Focus(nn.Module):
         """Apply the layer to ``x`` of shape (batch, length, d_model)."""
         check_sequence(x, self.d_model, "Focus")
         check_matches_parameters(x, self, "Focus")
+        if active(self):  # rows in blocks, each recomputed in the backward pass
+            return rowwise(self._forward, x)
+        return self._forward(x)
+
+    def _forward(self, x: Tensor) -> Tensor:
         xf = self._filtered(x)
         y = self._chunk_attention(x, xf)
         gamma = F.silu(self.gamma_proj(xf))

@@ -60,6 +60,7 @@ from ._validation import (
     check_step_input,
     watch_outputs,
 )
+from .recompute import active, blockwise
 
 FORMS = ("exact", "tensordot")
 BRANCHES = ("both", "positive")
@@ -76,6 +77,20 @@ def shared_filters(seq_len: int, num_filters: int, kind: str = "H"):
     sigma.setflags(write=False)
     phi.setflags(write=False)
     return sigma, phi
+
+
+def _transfer_product(start: int, stop: int, Uri, Fh, M) -> torch.Tensor:
+    """``Y(w) = U(w) W(w)`` at frequencies ``[start, stop)``, (F, B, d_out) complex, with the
+    transfer matrix ``W(w) = sum_i F_i(w) M_i`` as two real GEMMs and the products as real
+    batched matmuls (complex bmm's backward is far slower); ``Uri`` stacks ``Re U`` over
+    ``Im U`` (F, 2B, d_in)."""
+    Uri, Fh = Uri[start:stop], Fh[start:stop]
+    d = Uri.shape[-1]
+    B = Uri.shape[1] // 2
+    Wr = (Fh.real @ M).view(-1, d, d)
+    Wi = (Fh.imag @ M).view(-1, d, d)
+    P, Q = torch.bmm(Uri, Wr), torch.bmm(Uri, Wi)
+    return torch.complex(P[:, :B] - Q[:, B:], Q[:, :B] + P[:, B:])
 
 
 def ar_impulse_response(a: torch.Tensor, length: int) -> torch.Tensor:
@@ -144,6 +159,10 @@ class STU(nn.Module):
     matrix per frequency, ``W(w) = sum_i F_i(w) M_i``, so its cost does not grow with batch × k;
     ``step`` is the streaming mode (O(T k d) per step for the exact form, O(T d) tensordot).
     """
+
+    #: Exact form: recompute the per-frequency transfer matrices in the backward pass, in
+    #: blocks of frequencies (:func:`~lds_toolkit.neural.recompute.set_recompute`).
+    recompute = False
 
     def __init__(
         self,
@@ -256,20 +275,17 @@ class STU(nn.Module):
             with full_precision(u.device):
                 g = f @ self.M_filters.to(u.dtype)  # (L, d)
                 return causal_conv(v, g.t()).transpose(1, 2)
-        B, d = u.shape[0], self.d_model
+        d = self.d_model
         with full_precision(u.device):
             U = rfft(u, n=n, dim=1).transpose(0, 1)  # (n/2+1, B, d_in)
             Fh = rfft(f, n=n, dim=0)  # (n/2+1, K)
             M = self.M.to(u.dtype).reshape(-1, d * d)
-            # transfer matrix per frequency, W(w) = sum_i F_i(w) M_i, as two real GEMMs; the
-            # products U(w) W(w) run as real batched matmuls (complex bmm's backward is far
-            # slower)
-            Wr = (Fh.real @ M).view(-1, d, d)
-            Wi = (Fh.imag @ M).view(-1, d, d)
             Uri = torch.cat([U.real, U.imag], dim=1)  # (n/2+1, 2B, d_in)
-            P, Q = torch.bmm(Uri, Wr), torch.bmm(Uri, Wi)
-            Y = torch.complex(P[:, :B] - Q[:, B:], Q[:, :B] + P[:, B:]).transpose(0, 1)
-            return irfft(Y, n=n, dim=1)[:, :L]
+            if active(self):  # the (F, d, d) transfer matrices block by block, recomputed
+                Y = blockwise(_transfer_product, Uri.shape[0], 0, Uri, Fh, M)
+            else:
+                Y = _transfer_product(0, Uri.shape[0], Uri, Fh, M)
+            return irfft(Y.transpose(0, 1), n=n, dim=1)[:, :L]
 
     # --- modes -------------------------------------------------------------------------------
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -66,9 +66,15 @@ Time budget. With ``deadline`` (a ``time.time()`` value) the loop saves a checkp
 raises :class:`~lds_toolkit._budget.TimeBudgetReached` at the first step boundary past it;
 the same call then resumes.
 
-Where things live. This module holds :func:`train`, its loop and :class:`TrainResult`; it
-re-exports the names of the modules it is built from, so that everything importable from it
-before the split still is:
+Several runs at once. :func:`~lds_toolkit.neural.run_group.train_group` trains runs of one
+architecture together (stacked under ``torch.func.vmap``), each with the numbers it has here
+alone; it runs the same loop.
+
+Where things live. This module holds :func:`train` and :class:`TrainResult`; the loop is
+:mod:`lds_toolkit.neural._train_loop` (a run's state :mod:`~lds_toolkit.neural._train_run`,
+the step's computation :mod:`~lds_toolkit.neural._train_engines`). It re-exports the names
+of the modules it is built from, so that everything importable from it before the split
+still is:
 
 * :mod:`lds_toolkit.neural.training_config`: :class:`TrainConfig`, :class:`Plateau`,
   :func:`lr_factor` (the schedule);
@@ -86,54 +92,42 @@ before the split still is:
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from torch import nn
 
-from .._budget import TimeBudgetReached, passed
+from .._budget import TimeBudgetReached
 from .._repr import compact_repr
-from .._tqdm import tqdm
 from ._call_checks import check_train_call
-from ._ssm_base import ssm_parameter_groups
+from ._train_loop import check_deadline, run_loop
+from ._train_run import TrainRun
+from ._train_run import _optimizer as _optimizer
+from ._train_run import _param_groups as _param_groups
 from ._validation import input_checks
-from .batching import (
-    _param_dtype,
-    _Tensors,
-    as_tensors,
-    batch_indices,
-    bucketed_batch_indices,
-    scored_lengths,
-)
+from .batching import as_tensors, batch_indices, bucketed_batch_indices, scored_lengths
 from .checkpoints import (
     CHECKPOINT_FORMAT,
     CheckpointError,
     CheckpointWarning,
-    _load_checkpoint,
-    _save_checkpoint,
     check_checkpoint_path,
     diverged_checkpoint_path,
 )
 from .checkpoints import _as_tensors_dict as _as_tensors_dict
-from .divergence import DivergenceReport, StepReader, TrainingDivergedError
+from .divergence import DivergenceReport, TrainingDivergedError
 from .evaluation import (
-    _batch_loss,
     _check_finite_data,
-    _check_model_output,
     _check_token_range,
     evaluate,
     non_finite_parameter,
     predict,
 )
 from .evaluation import _require_finite_parameters as _require_finite_parameters
-from .runtime import precision, resolve_device, torch_threads
+from .runtime import resolve_device, torch_threads
 from .tasks import SequenceTask
 from .training_config import _OPTIONAL_FIELDS as _OPTIONAL_FIELDS
 from .training_config import _RESUMABLE_FIELDS as _RESUMABLE_FIELDS
@@ -204,26 +198,6 @@ class TrainResult:
                             last_loss=last, final_eval=self.final_eval, seconds=self.seconds)
 
 
-def _param_groups(model: nn.Module, cfg: TrainConfig) -> list[dict]:
-    """One group (``lr``, ``weight_decay``), or with ``ssm_lr``/``ssm_weight_decay`` set the
-    groups of :func:`ssm_parameter_groups`; each records its peak lr as ``"base_lr"``."""
-    if cfg.ssm_lr is None and cfg.ssm_weight_decay is None:
-        groups = [{"params": list(model.parameters()), "lr": cfg.lr,
-                   "weight_decay": cfg.weight_decay}]
-    else:
-        wd = cfg.weight_decay if cfg.ssm_weight_decay is None else cfg.ssm_weight_decay
-        groups = ssm_parameter_groups(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                                      ssm_lr=cfg.ssm_lr, ssm_weight_decay=wd)
-    for g in groups:
-        g["base_lr"] = g["lr"]
-    return groups
-
-
-def _optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(_param_groups(model, cfg), lr=cfg.lr, betas=tuple(cfg.betas),
-                             weight_decay=cfg.weight_decay)
-
-
 # ------------------------------------------------------------------------------------ train
 
 def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = None, *,
@@ -261,12 +235,30 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     TimeBudgetReached
         ``deadline`` passed (after saving a checkpoint, when one is configured).
     """
+    cfg, device = _checked_call(model, data, config, eval_data, callback, overrides)
+    started = time.perf_counter()
+    with torch_threads(cfg.threads), input_checks(False):
+        run = TrainRun(model, data, cfg, eval_data, callback, device)
+        run.prepare()
+        check_deadline([run])
+        if run.trains:
+            run_loop([run], device, started, f"train {data.name}")
+        else:  # resumed from the checkpoint of a finished run
+            run.finish(run.start_step, started)
+    return _result(run)
+
+
+def _checked_call(model, data, config, eval_data, callback, overrides, what: str = "train"):
+    """``(cfg, device)`` of a call ``train(model, data, config, ...)`` once its arguments
+    are checked: ``config`` with the keyword ``overrides``, the data checked once (finite
+    values, token ids the model accepts), the call's arguments against each other
+    (:func:`~lds_toolkit.neural._call_checks.check_train_call`) and the checkpoint path."""
     cfg = config if config is not None else TrainConfig()
     if not isinstance(cfg, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig, got {type(cfg).__name__}")
+        raise TypeError(f"{what}: config must be a TrainConfig, got {type(cfg).__name__}")
     unknown = set(overrides) - {f.name for f in fields(TrainConfig)}
     if unknown:
-        raise TypeError(f"train() got unknown settings {sorted(unknown)}; "
+        raise TypeError(f"{what}() got unknown settings {sorted(unknown)}; "
                         f"see TrainConfig for the valid ones")
     cfg = replace(cfg, **overrides)
     if not isinstance(model, nn.Module):
@@ -289,218 +281,14 @@ def train(model: nn.Module, data: SequenceTask, config: TrainConfig | None = Non
     check_train_call(model, data, cfg, callback, eval_data, device)
     if cfg.checkpoint is not None:  # a path that cannot be written fails now, not at the end
         check_checkpoint_path(cfg.checkpoint)
-    started = time.perf_counter()
-    with torch_threads(cfg.threads), input_checks(False):
-        return _train(model, data, cfg, eval_data, callback, device, started)
+    return cfg, device
 
 
-def _resume(ckpt: Path, model, opt, cfg, callback):
-    """``(state, refused)``: the checkpoint's state loaded into ``model``, ``opt`` and the
-    callback, or None when there is none; with ``bad_checkpoint="restart"`` a checkpoint
-    that cannot be used is ``refused`` (the model is as it was, the optimizer must be made
-    again, and a :class:`CheckpointWarning` says why)."""
-    if not (cfg.resume and ckpt.exists()):
-        return None, False
-    before = None
-    if cfg.bad_checkpoint == "restart":
-        before = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    try:
-        state = _load_checkpoint(ckpt, model, opt, cfg)
-    except CheckpointError as exc:
-        if before is None:
-            raise
-        model.load_state_dict(before)
-        warnings.warn(CheckpointWarning(str(exc)), stacklevel=4)
-        return None, True
-    if state["callback"] is not None and hasattr(callback, "load_state_dict"):
-        callback.load_state_dict(state["callback"])
-    return state, False
-
-
-def _compiled(model: nn.Module, cfg: TrainConfig, device: torch.device):
-    """The callable a training step runs (``torch.compile(model)`` with ``cfg.compile``) and
-    whether it records CUDA graphs (then every step is marked as a new one)."""
-    options = cfg.compile_options(device)
-    if options is None:
-        return model, False
-    graphs = device.type == "cuda" and options.get("mode") in ("reduce-overhead",
-                                                               "max-autotune")
-    return torch.compile(model, **options), graphs
-
-
-def _train(model, data, cfg, eval_data, callback, device, started):
-    model.to(device)
-    model.train()
-    tens = as_tensors(data, dtype=_param_dtype(model),
-                      device=device if device.type == "cuda" else "cpu")
-    opt = _optimizer(model, cfg)
-    keys = ("step", "loss", "accuracy", "grad_norm", "lr")
-    history: dict[str, list] = {k: [] for k in keys}
-    evals: dict[str, list] = {"step": [], "loss": [], "accuracy": []}
-    start_step, first_loss, resumed_from = 0, None, None
-    ckpt = Path(cfg.checkpoint) if cfg.checkpoint is not None else None
-    torch.manual_seed(cfg.seed)
-    state, refused = _resume(ckpt, model, opt, cfg, callback) if ckpt else (None, False)
-    if refused:
-        opt = _optimizer(model, cfg)  # a refused file may have been half loaded into it
-        torch.manual_seed(cfg.seed)
-    elif state is not None:
-        start_step, first_loss, resumed_from = state["step"], state["first_loss"], state["step"]
-        history = {k: list(state["history"][k]) for k in keys}
-        evals = {k: list(state["evals"][k]) for k in evals}
-    fwd, graphs = _compiled(model, cfg, device)
-
-    eval_bs = cfg.eval_batch_size or 4 * cfg.batch_size
-    lengths = scored_lengths(data) if (cfg.crop or cfg.bucket) else None
-    is_cls = data.kind == "classification"
-    status, report = "completed", None
-    reader = StepReader(cfg.divergence_factor, first_loss,
-                        torch.float32 if device.type == "mps" else torch.float64)
-    last_save = time.monotonic()
-
-    def run_eval(step_done):
-        res = evaluate(model, eval_data, batch_size=eval_bs, device=device, crop=cfg.crop,
-                       precision=cfg.precision)
-        model.train()
-        evals["step"].append(step_done)
-        evals["loss"].append(res["loss"])
-        evals["accuracy"].append(res["accuracy"])
-        return res
-
-    def stop_rule():
-        """The status an evaluation just recorded asks for (None: train on)."""
-        if cfg.target_accuracy is not None and evals["accuracy"][-1] >= cfg.target_accuracy:
-            return "target_reached"
-        if cfg.plateau is not None and cfg.plateau.reached(evals[cfg.plateau.metric]):
-            return "plateaued"
-        return None
-
-    def save(path, end_status=None):
-        nonlocal last_save
-        cb_state = callback.state_dict() if hasattr(callback, "state_dict") else None
-        _save_checkpoint(path, model, opt, step, history, evals, cfg, reader.first_loss,
-                         status=end_status, callback_state=cb_state)
-        last_save = time.monotonic()
-
-    def add(records):
-        for r in records:
-            for k in keys:
-                history[k].append(r[k])
-
-    step = start_step
-    if step and eval_data is not None and evals["step"] and evals["step"][-1] == step:
-        status = stop_rule() or status  # resumed after the evaluation that ended the run
-    if passed(cfg.deadline) and step < cfg.steps and status == "completed":
-        raise TimeBudgetReached(f"train: the deadline had passed before step {step}")
-    bar = tqdm(total=cfg.steps, initial=min(start_step, cfg.steps), disable=not cfg.progress,
-               desc=f"train {data.name}", leave=False, dynamic_ncols=True)
-    try:
-        while step < cfg.steps and status == "completed":
-            if cfg.bucket:
-                idx = bucketed_batch_indices(lengths, cfg.batch_size, cfg.bucket, cfg.seed,
-                                             step)
-            else:
-                idx = batch_indices(len(data), cfg.batch_size, cfg.seed, step)
-            cut = tens.inputs.shape[1]
-            if cfg.crop:
-                last = max(int(lengths[idx].max()), 1)
-                cut = min(-(-last // cfg.length_multiple) * cfg.length_multiple, cut)
-            idx = torch.as_tensor(idx)
-            x, y = tens.inputs[idx][:, :cut].to(device), tens.targets[idx][:, :cut].to(device)
-            m, em = tens.mask[idx][:, :cut].to(device), tens.eval_mask[idx][:, :cut].to(device)
-            factor = lr_factor(step, cfg)
-            lr = cfg.lr * factor
-            for group in opt.param_groups:
-                # checkpoints from before parameter groups have no "base_lr": one group at lr
-                group["lr"] = group.get("base_lr", cfg.lr) * factor
-            if graphs:
-                torch.compiler.cudagraph_mark_step_begin()
-            with precision(cfg.precision, device):
-                out = fwd(x)
-                if step == start_step:
-                    _check_model_output(out, data, _Tensors(x, y, m, em))
-                loss = _batch_loss(out if is_cls else out.to(y.dtype), y, m, data.kind)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            params = [p for p in model.parameters() if p.grad is not None]
-            gnorm = torch.nn.utils.clip_grad_norm_(
-                params, cfg.grad_clip if cfg.grad_clip is not None else float("inf"))
-            if is_cls:
-                correct, count = ((out.detach().argmax(dim=-1) == y) & em).sum(), em.sum()
-            else:
-                correct = count = None
-            reader.push(step, lr, loss, gnorm, correct, count)
-            done = step + 1
-            evaluating = eval_data is not None and cfg.eval_every and done % cfg.eval_every == 0
-            saving = ckpt is not None and (
-                (cfg.checkpoint_every and done % cfg.checkpoint_every == 0)
-                or (cfg.checkpoint_seconds is not None
-                    and time.monotonic() - last_save >= cfg.checkpoint_seconds))
-            out_of_time = passed(cfg.deadline) and done < cfg.steps
-            reading = (done % cfg.log_every == 0 or done == cfg.steps or evaluating or saving
-                       or out_of_time)
-            records = []
-            if reading:  # the one device-to-host transfer of this step
-                records, bad = reader.read(step)
-                add(records)
-                if bad is not None:
-                    report = DivergenceReport(**bad)
-                    status = "diverged"
-                    break
-            opt.step()
-            step = done
-            bar.update(1)
-            if not reading:
-                continue
-            if cfg.progress:
-                bar.set_postfix(loss=f"{records[-1]['loss']:.4g}", refresh=False)
-            if evaluating:
-                run_eval(step)
-                rule = stop_rule()
-                if rule is not None:
-                    status = rule
-                    break
-            if saving:  # after the evaluation of this step, which a resumed run will not redo
-                save(ckpt)
-            if callback is not None and any([callback(r["step"], r) for r in records]):
-                break
-            if out_of_time:
-                if ckpt is not None:
-                    save(ckpt)
-                    start_step = step  # nothing new for the handler below to save
-                raise TimeBudgetReached(f"train: the deadline passed after step {step}"
-                                        + (f"; checkpoint {ckpt} resumes" if ckpt else ""))
-    except BaseException:
-        if ckpt is not None and step > start_step:
-            with contextlib.suppress(Exception):  # steps applied but not read yet
-                add(reader.read(step, check=False, before=step)[0])
-            for k in keys:  # a step read, then interrupted before its update, is not kept
-                del history[k][step:]
-            good = non_finite_parameter(model) is None
-            save(ckpt if good else diverged_checkpoint_path(ckpt))
-        raise
-    finally:
-        bar.close()
-
-    final_eval = {}
-    if eval_data is not None:
-        if evals["step"] and evals["step"][-1] == step:
-            final_eval = {"loss": evals["loss"][-1], "accuracy": evals["accuracy"][-1]}
-        elif status != "diverged":
-            final_eval = run_eval(step)
-    if ckpt is not None and step > start_step:
-        # a diverged state never replaces the last good checkpoint: it goes beside it
-        save(ckpt if report is None else diverged_checkpoint_path(ckpt), status)
-    if report is not None:
-        if cfg.on_divergence == "raise":
-            raise TrainingDivergedError(report)
-        warnings.warn(str(report), RuntimeWarning, stacklevel=3)
-    return TrainResult(
-        history={k: np.asarray(v, dtype=np.int64 if k == "step" else np.float64)
-                 for k, v in history.items()},
-        evals={k: np.asarray(v, dtype=np.int64 if k == "step" else np.float64)
-               for k, v in evals.items()},
-        status=status, divergence=report, steps_done=step,
-        seconds=time.perf_counter() - started, resumed_from=resumed_from,
-        final_eval=final_eval,
-    )
+def _result(run: TrainRun, stacklevel: int = 3) -> TrainResult:
+    """The run's :class:`TrainResult`; a divergence is raised (``on_divergence="raise"``)
+    or warned about."""
+    if run.report is not None:
+        if run.cfg.on_divergence == "raise":
+            raise TrainingDivergedError(run.report)
+        warnings.warn(str(run.report), RuntimeWarning, stacklevel=stacklevel)
+    return TrainResult(**run.result_fields())

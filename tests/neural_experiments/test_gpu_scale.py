@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from lds_toolkit.experiments import get_experiment, reproduce
@@ -110,13 +111,37 @@ def test_las_gpu_scale_uses_table4_model_and_normalisation(tmp_path):
     assert set(res.summary["accuracy"]) == {"l-only", "las"}
 
 
-def test_assoc_recall_gpu_scale_runs_tiny(tmp_path):
+def test_assoc_recall_gpu_scale_runs_tiny_with_seeds_stacked(tmp_path, monkeypatch):
+    """The gpu scale's seeds train stacked (runs_together: one task per model and length);
+    the summary and curves equal those of one task per run (the held-out losses to the
+    round-off of batched kernels)."""
+    from lds_toolkit.neural import _train_engines
+
     cfg = build_config(get_experiment("assoc-recall"), scale="gpu")
     assert cfg["train"]["1024"]["max_steps"] == 2500 and cfg["lr"] == 1e-4
+    assert cfg["runs_together"] is True
+    stacks = []
+    init = _train_engines.StackedEngine.__init__
+
+    def spy(self, runs, *args):
+        stacks.append(len(runs))
+        init(self, runs, *args)
+
+    monkeypatch.setattr(_train_engines.StackedEngine, "__init__", spy)
     tiny = {"lengths": [64], "models_at": {"64": ["focus", "focus-h"]},
             "train": {"64": {"max_steps": 3, "batch_size": 4, "eval_every": 2}},
             "n_train": 16, "n_valid": 8, "n_test": 8, "warmup": 1}
-    res = reproduce("assoc-recall", scale="gpu", seeds=1, overrides=tiny, out=tmp_path,
+    res = reproduce("assoc-recall", scale="gpu", seeds=2, overrides=tiny, out=tmp_path / "a",
                     progress=False)
+    assert stacks == [2, 2]  # Focus's two seeds, then Focus-H's
+    alone = reproduce("assoc-recall", scale="gpu", seeds=2,
+                      overrides={**tiny, "runs_together": False}, out=tmp_path / "b",
+                      progress=False)
+    assert stacks == [2, 2]
     assert res.summary["config"]["scale"] == "gpu"
     assert set(res.summary["accuracy"]) >= {"focus", "focus-h"}
+    for key in ("accuracy_seeds", "split_count", "steps", "status"):
+        assert res.summary[key] == alone.summary[key], key
+    assert res.arrays.keys() == alone.arrays.keys()
+    for key, value in alone.arrays.items():
+        np.testing.assert_allclose(res.arrays[key], value, rtol=1e-5, err_msg=key)

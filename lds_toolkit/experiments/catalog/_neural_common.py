@@ -15,7 +15,8 @@ Conventions of the neural experiments:
   seed and the seed index only, never on worker count or order).
 * The device is CUDA when available, else CPU; it is not part of the config (a CPU and a GPU
   run of the same config differ only by floating-point round-off).
-* Every task trains through :func:`train_in_task`: the config's ``"precision"`` (``fp32``,
+* Every task trains through :func:`train_in_task` (several runs stacked in one task:
+  :func:`train_group_in_task`): the config's ``"precision"`` (``fp32``,
   ``tf32``, ``bf16``; default ``fp32``: the arithmetic of training and of its held-out
   evaluations; the final test measurements run in float32, the master weights' precision)
   and ``"compile"`` entries, plus the sweep's
@@ -236,6 +237,22 @@ def train_in_task(model, data, config, *, name: str = "train", **settings) -> Tr
                 **settings)
     note_resumed(res.resumed_from, name)
     return res
+
+
+def train_group_in_task(specs, config, names) -> list[TrainResult]:
+    """:func:`~lds_toolkit.neural.run_group.train_group` as a neural task runs it, the
+    runs stacked where they can be (:func:`train_in_task` for each run's settings: the
+    config's ``precision`` and ``compile``, the sweep's checkpoint and deadline for
+    training run ``names[i]``); each resumption is reported to the sweep."""
+    from ...neural.run_group import train_group
+
+    for spec, name in zip(specs, names):
+        spec.overrides = {**training_options(name), **(spec.overrides or {})}
+    results = train_group(specs, precision=config.get("precision", "fp32"),
+                          compile=bool(config.get("compile", False)))
+    for res, name in zip(results, names):
+        note_resumed(res.resumed_from, name)
+    return results
 
 
 def training_record(result) -> dict:

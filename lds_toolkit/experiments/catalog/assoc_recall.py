@@ -22,7 +22,10 @@ Every Focus variant has a global hyper-network convolution (``hyper_kernel_size 
 ``config["models_at"][L]`` lists the models trained at length L (at 1K both readings of
 "C = 32" give chunks of 32, the same model, so ``focus-nc`` runs where they differ).
 
-Training: every model at every length from scratch (one task per seed, model and length).
+Training: every model at every length from scratch (one task per seed, model and length;
+with ``config["runs_together"]``, as the gpu scale sets it, one task per model and length
+whose seeds' runs train stacked, :func:`~lds_toolkit.neural.run_group.train_group`: the same
+numbers to round-off, several runs filling one GPU; :mod:`._assoc_recall_runs`).
 AdamW (β = 0.9, 0.98 as Table 6) with warm-up, 2000 training sequences, every key position
 supervised with its value (as Hyena's training data), accuracy scored at the query only.
 The held-out curve is measured on ``n_valid`` sequences every ``eval_every`` steps; at
@@ -43,17 +46,29 @@ seeds, the Wilson 95 % lower bound above 1/14), ``chunk_length[model][L]``, ``st
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..base import register
 from ..claims import Claim
 from ..plotting import figure, save_figure
+from ._assoc_recall_runs import (
+    LAYERS,
+    SPLITS,
+    build_model,
+    chunk_length,
+    eval_batch_size,
+    layer_kwargs,
+    length_plateau,
+    query_predictions,
+    query_split,
+    run_alone,
+    run_stack,
+)
 from ._config_ranges import (
     TRAINING_RANGES,
+    Bool,
     Check,
     Choice,
     Fields,
@@ -67,108 +82,24 @@ from ._config_ranges import (
     tokens,
 )
 from ._neural_common import (
-    LOG_EVERY,
     PLATEAU,
     TRAINING_DEFAULTS,
     NeuralExperiment,
-    plateau_rule,
     require_defined_scale,
     spread,
-    step_progress,
-    task_device,
-    task_threads,
-    torch_seed,
-    train_in_task,
-    training_record,
 )
 
-if TYPE_CHECKING:  # pragma: no cover - torch is imported where a model is trained
-    from ...neural import SequenceModel
+# defined in _assoc_recall_runs, importable from here as before
+__all__ = ["AssocRecall", "LAYERS", "SPLITS", "build_model", "chunk_length", "eval_batch_size",
+           "layer_kwargs", "length_plateau", "query_predictions", "query_split", "wilson_lower",
+           "scale_config"]
 
 MODELS = ("focus", "focus-nc", "focus-st", "focus-h", "las", "s4++", "transformer")
 FOCUS_MODELS = ("focus", "focus-nc", "focus-st", "focus-h")
-LAYERS = {
-    "focus": ("focus", {}),
-    "focus-nc": ("focus", {}),
-    "focus-st": ("focus", {"coefficients": "stable_triangle"}),
-    "focus-h": ("focus", {"adaptive": False}),
-    "las": ("las", {}),
-    "s4++": ("s4plusplus", {}),
-    "transformer": ("attention", {"n_heads": 1}),
-}
-#: Where the queried key last appeared, in chunks before the query's chunk.
-SPLITS = ("same", "previous", "further")
 PAPER = {"focus": {"30": 100.0, "1024": 100.0, "8192": 100.0, "32768": 100.0, "65536": 100.0},
          "focus-h": {"30": 100.0, "1024": 98.0, "8192": 85.3, "32768": 34.6, "65536": 28.0},
          "transformer": {"30": 100.0, "1024": 100.0}}
 SCALES_DEFINED = ("quick", "medium", "paper", "gpu")
-
-
-def layer_kwargs(name: str, config: dict, length: int) -> dict:
-    """The layer's keyword arguments for model ``name`` at sequence length ``length``."""
-    layer, kwargs = LAYERS[name]
-    kwargs = dict(kwargs)
-    if layer == "focus":
-        c = config["focus_chunk"]
-        kwargs.update({"n_chunks": c} if name == "focus-nc" else {"chunk_size": c})
-        if kwargs.get("adaptive", True):
-            kwargs["hyper_kernel_size"] = length  # a global hyper-network convolution
-    return kwargs
-
-
-def length_plateau(config: dict, train_cfg: dict):
-    """The config's plateau rule, with its ``window`` replaced by the length's own
-    ``plateau_window`` where ``config["train"][L]`` sets one (None: no plateau rule)."""
-    rule = plateau_rule(config)
-    if rule is None or train_cfg.get("plateau_window") is None:
-        return rule
-    return dataclasses.replace(rule, window=int(train_cfg["plateau_window"]))
-
-
-def build_model(name: str, config: dict, length: int, seed: int) -> SequenceModel:
-    from ...neural import SequenceModel
-
-    return SequenceModel(config["width"], config["n_layers"], LAYERS[name][0],
-                         layer_kwargs=layer_kwargs(name, config, length),
-                         vocab_size=config["vocab_size"], mlp_ratio=config["mlp_ratio"],
-                         seed=seed)
-
-
-def chunk_length(name: str, config: dict, length: int) -> int:
-    """The attention chunk of model ``name`` at ``length``: a Focus variant's own, for the
-    other models the chunk of ``focus`` (their split is reported on the same grid)."""
-    c = config["focus_chunk"]
-    if name == "focus-nc":
-        return -(-length // c)
-    return min(c, length)
-
-
-def query_split(data, chunk: int) -> np.ndarray:
-    """Per sequence: 0 when the queried key last appeared in the query's chunk, 1 in the
-    previous chunk, 2 further back (chunks of ``chunk`` tokens starting at 0; the query is
-    the last token)."""
-    inputs, key = data.inputs, data.info["query_key"]
-    length = inputs.shape[1]
-    body = inputs[:, :length - 2]
-    hit = body == key[:, None]  # value, prefix and no-op ids never equal a key id
-    if not hit.any(axis=1).all():
-        raise ValueError("query_split: a query key does not occur in its sequence")
-    last = length - 3 - np.argmax(hit[:, ::-1], axis=1)
-    back = (length - 1) // chunk - last // chunk
-    return np.minimum(back, 2)
-
-
-def query_predictions(model, data, *, batch_size: int, device) -> np.ndarray:
-    """The model's answer (argmax id) at the last position of every sequence."""
-    import torch
-
-    with torch.no_grad():
-        model.eval()
-        x = torch.as_tensor(data.inputs, dtype=torch.int64)
-        out = [model(x[i:i + batch_size].to(device))[:, -1].argmax(-1).cpu()
-               for i in range(0, len(x), batch_size)]
-        model.train()
-        return torch.cat(out).numpy()
 
 
 def wilson_lower(correct: int, n: int, z: float = 1.96) -> float:
@@ -179,14 +110,6 @@ def wilson_lower(correct: int, n: int, z: float = 1.96) -> float:
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return (centre - half) / (1 + z * z / n)
-
-
-def eval_batch_size(length: int) -> int:
-    """Sequences per evaluation batch at ``length``: 128 up to 256 tokens, else ~16K tokens.
-
-    Larger batches of long sequences leave the CPU caches: a Focus forward over 1000 sequences
-    of 4096 tokens took 55 s in batches of 4 and 76 s in batches of 16 (one thread)."""
-    return 128 if length <= 256 else max(4, 16384 // length)
 
 
 def scale_config(scale: str) -> dict:
@@ -244,9 +167,13 @@ def scale_config(scale: str) -> dict:
         #                x 2 runs: 2 x 550 x 0.020                                  =  22
         #   data         6 tasks x 3200 sequences x (0.19 + 0.85) ms (both lengths)   =  20.0
         #   total                                                           575.1 s = 9.6 min
-        # In pieces: --time-budget 540 twice (checkpoints every minute)
+        # In pieces: --time-budget 540 twice (checkpoints every minute). The seeds of each
+        # (model, length) train together, stacked (runs_together: one task each, the runs
+        # under vmap, each with its numbers alone): at 1K one run leaves the GPU idle
+        # between launches; the arithmetic above assumes no gain from it (none measured on
+        # a GPU yet)
         base.update(lengths=[1024, 4096], n_valid=200, n_test=1000, lr=1e-4, warmup=630,
-                    target_accuracy=1.0, seeds=2,
+                    target_accuracy=1.0, seeds=2, runs_together=True,
                     models_at={"1024": ["focus", "focus-h"], "4096": ["focus"]},
                     train={"1024": {"max_steps": 2500, "batch_size": 32, "eval_every": 250},
                            "4096": {"max_steps": 1500, "batch_size": 32, "eval_every": 250}})
@@ -313,6 +240,7 @@ class AssocRecall(NeuralExperiment):
               "width": Int(1, 2**16), "n_layers": Int(1, 1024),
               "betas": ListOf(Real(0.0, 1.0, high_open=True), min_len=2, max_len=2),
               "focus_chunk": Int(1, 2**20), "models": model_names(*MODELS),
+              "runs_together": Bool(),
               "lengths": ListOf(Int(4, 2**24), unique=True), "n_valid": Int(1, 10**8),
               "n_test": Int(1, 10**8),
               "models_at": MapOf(ListOf(Choice(*MODELS), min_len=0, unique=True),
@@ -332,6 +260,8 @@ class AssocRecall(NeuralExperiment):
         for n in config["lengths"]:
             at = config["models_at"].get(str(n), [])
             b = config["train"].get(str(n), {}).get("batch_size", 1)
+            if config.get("runs_together", False):  # the seeds' batches stacked
+                b *= config["seeds"]
             if at:  # (the transformer's SDPA need not hold L x L scores)
                 out += [tokens(config["n_train"], n),
                         activations(b, n, config["width"] * max(config["mlp_ratio"], 1.0))]
@@ -345,58 +275,35 @@ class AssocRecall(NeuralExperiment):
         return cfg
 
     def tasks(self, config):
+        cells = [(n, m) for n in sorted(config["lengths"]) for m in config["models"]
+                 if m in config["models_at"].get(str(n), [])]
+        if config.get("runs_together", False):  # one task per cell: its seeds stacked
+            return [{"seed_index": 0, "model": m, "length": n, "seeds": config["seeds"]}
+                    for n, m in cells]
         return [{"seed_index": s, "model": m, "length": n}
-                for s in range(config["seeds"]) for n in sorted(config["lengths"])
-                for m in config["models"] if m in config["models_at"].get(str(n), [])]
+                for s in range(config["seeds"]) for n, m in cells]
+
+    @staticmethod
+    def runs(tasks, results):
+        """``(tasks, results)`` with one entry per run: a stacked task's runs as the tasks
+        of one seed each would give them (seed-major order, as the unstacked tasks)."""
+        flat = []
+        for t, r in zip(tasks, results):
+            if "seeds" not in t:
+                flat.append((t, r))
+                continue
+            flat += [({"seed_index": s, "model": t["model"], "length": t["length"]}, run)
+                     for s, run in enumerate(r["runs"])]
+        flat.sort(key=lambda tr: tr[0]["seed_index"])  # stable: cells in task order
+        return [t for t, _ in flat], [r for _, r in flat]
 
     def run_task(self, config, task, rng):
-        from ...neural.tasks import associative_recall
-
-        n, name = task["length"], task["model"]
-        # every length's data from the seed's stream, in order: identical for every model
-        data = None
-        for length in sorted(config["lengths"]):
-            sets = [associative_recall(k, length, vocab_size=config["vocab_size"], rng=rng)
-                    for k in (config["n_train"], config["n_valid"], config["n_test"])]
-            if length == n:
-                data = sets
-        seed = torch_seed(rng) + sorted(config["lengths"]).index(n)
-        train_set, valid_set, test_set = data
-        tcfg = config["train"][str(n)]
-        device = task_device()
-        with task_threads(1):
-            model = build_model(name, config, n, seed)
-            res = train_in_task(model, train_set, config, eval_data=valid_set,
-                                steps=tcfg["max_steps"], batch_size=tcfg["batch_size"],
-                                lr=config["lr"], warmup=config["warmup"],
-                                betas=tuple(config["betas"]),
-                                weight_decay=config["weight_decay"],
-                                eval_every=tcfg["eval_every"],
-                                eval_batch_size=eval_batch_size(n),
-                                target_accuracy=config["target_accuracy"],
-                                plateau=length_plateau(config, tcfg), log_every=LOG_EVERY,
-                                seed=seed, device=device,
-                                callback=step_progress(tcfg["max_steps"]))
-            pred = (query_predictions(model, test_set, batch_size=eval_batch_size(n),
-                                      device=device)
-                    if not res.diverged else None)
-        chunk = chunk_length(name, config, n)
-        where = query_split(test_set, chunk)
-        correct = (pred == test_set.info["answer"]) if pred is not None else None
-        split = {}
-        for i, key in enumerate(SPLITS):
-            sel = where == i
-            split[key] = {"n": int(sel.sum()),
-                          "correct": int(correct[sel].sum()) if correct is not None else 0}
-        rec = training_record(res)
-        return {"accuracy": float(correct.mean()) if correct is not None else float("nan"),
-                "split": split, "chunk_length": chunk,
-                "eval_steps": res.evals["step"], "eval_accuracy": res.evals["accuracy"],
-                "eval_loss": res.evals["loss"],
-                **{k: rec[k] for k in ("status", "plateaued", "steps_done", "divergence",
-                                       "train_seconds")}}
+        if "seeds" in task:  # every seed of one (model, length), stacked (runs_together)
+            return {"runs": run_stack(config, task)}
+        return run_alone(config, task, rng)
 
     def summarize(self, config, tasks, results):
+        tasks, results = self.runs(tasks, results)
         chance = 1.0 / ((config["vocab_size"] - 2) // 2)
         cells: dict[tuple[str, str], list] = {}
         for t, r in zip(tasks, results):

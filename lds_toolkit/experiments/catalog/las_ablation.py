@@ -114,6 +114,18 @@ def layer_factory(name: str, config: dict):
     return lambda d: LaSAttention(d, **opts)
 
 
+def build_model(name: str, config: dict, seed: int):
+    """The ListOps model of variant ``name``: token embedding (16 ids), ``n_layers`` blocks of
+    :class:`LaSAttention` with the variant's options, the config's norm and read-out, 10
+    classes."""
+    from ...neural import SequenceModel
+
+    return SequenceModel(config["d_model"], config["n_layers"], layer_factory(name, config),
+                         vocab_size=16, d_output=10, mlp_ratio=config["mlp_ratio"],
+                         pool=config["readout"], norm=config.get("norm", "layer"),
+                         prenorm=config.get("prenorm", True), seed=seed)
+
+
 @functools.lru_cache(maxsize=4)
 def _listops_cached(n: int, min_length: int, max_length: int, seed: int):
     """Generated ListOps, cached per process: every model of a seed trains on the same data
@@ -247,7 +259,6 @@ class LaSAblation(NeuralExperiment):
         return cfg
 
     def run_task(self, config, task, rng):
-        from ...neural import SequenceModel
         from ...neural.training import evaluate
 
         n_tr, n_va, n_te = config["n_train"], config["n_valid"], config["n_test"]
@@ -259,11 +270,7 @@ class LaSAblation(NeuralExperiment):
         seed = torch_seed(rng)
         device = task_device()
         with task_threads(1):
-            model = SequenceModel(config["d_model"], config["n_layers"],
-                                  layer_factory(task["model"], config), vocab_size=16,
-                                  d_output=10, mlp_ratio=config["mlp_ratio"],
-                                  pool=config["readout"], norm=config.get("norm", "layer"),
-                                  prenorm=config.get("prenorm", True), seed=seed)
+            model = build_model(task["model"], config, seed)
             res = train_in_task(model, train_set, config, eval_data=valid_set,
                                 steps=config["max_steps"], batch_size=config["batch_size"],
                                 lr=config["lr"], warmup=config["warmup"],

@@ -1,0 +1,152 @@
+"""The CUDA section of ``docs/benchmarks.md`` (``bench_table.py`` appends it).
+
+Three parts:
+
+* what ``benchmarks/gpu_check.sh`` measures and how to run it;
+* the newest committed run of it (``docs/results/gpu-check/<device>-<date>/summary.md``,
+  copied there from ``benchmarks/results/``), or, while there is none, a plain statement
+  that it has not run on a GPU since the work it measures, with the command that fills it;
+* issue 34's measurements *before* that work (:data:`ISSUE_34`): the numbers the issue
+  reports from an NVIDIA H200 (torch 2.11, CUDA 13, 2026-11-28, review scripts outside the
+  project), quoted with their source, not re-measured here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "docs" / "results" / "gpu-check"
+#: Committed CPU runs of this work's pieces (``neural_layers.py --json`` with the ``-rc``
+#: rows; ``run_group.py``'s output).
+CPU_EVIDENCE = ROOT / "docs" / "results" / "cpu-evidence"
+
+#: Issue 34's measurements (the issue text and FACTS.md's GPU section), before the work on
+#: precision, compilation, stacked runs and recomputation.
+ISSUE_34 = {
+    "device": "NVIDIA H200, torch 2.11 + CUDA 13, 2026-11-28",
+    "peaks": "bf16 dense GEMM ~790 TFLOP/s (H100 and H200); HBM copy ~4.3 TB/s (H200), "
+             "~3.0 TB/s (H100)",
+    "tests": "`pytest -m gpu`: 19 passed, 2 failed (`test_cuda_matches_cpu[stu-exact]`, "
+             "`[stu-tensordot-ar]`: STU built with seq_len 32 and fed lengths 40 and 256)",
+    "bf16": "under bf16 autocast one LaSAttention of the las-ablation gpu config on 50 x "
+            "1280 tokens was 70 % off float32 (max relative; L-only 47 %); S4, S4+, S4++, STU "
+            "and Focus 0.4-0.8 %; training the Table 4 model in bf16 went non-finite within "
+            "3 steps",
+    # model, fp32 eager, TF32, torch.compile (fp32, input checks off), matmul TFLOP/s (fp32)
+    "training": [
+        ("las-ablation, LaS 256 x 6, batch 50 x 1280", "103-115 ms (0.56-0.62 M tokens/s)",
+         "86 ms", "70 ms", "13 (~1.7 % of the bf16 peak)"),
+        ("las-ablation, L-only", "94 ms", "77 ms", "-", "15"),
+        ("assoc-recall, Focus at 1K, batch 32", "23-34 ms", "23 ms", "24 ms", "0.9"),
+        ("assoc-recall, Focus at 4K", "31 ms", "36 ms", "-", "2.6"),
+    ],
+    # layer, 4K, 16K, 64K (fwd+bwd, batch 8, d 256)
+    "layers": [
+        ("S4++", "27.5 ms", "249 ms", "3.57 s"),
+        ("flash SDPA (causal)", "10.4 ms", "111 ms", "1680 ms"),
+        ("LaS-chunk", "-", "-", "50 ms (33x faster than SDPA)"),
+    ],
+    "memory": "S4-DPLR 24.9 GB at 64K (S4D 6.9 GB, 3.6x); STU exact 13.4 GB at 16K; Focus "
+              "15 GB at 64K (3.7x SDPA)",
+    "notes": "torch.compile broke the graph at SequenceModel._encode (a host read per "
+             "forward); per-layer finite checks cost 8-9 %; Focus at 1K (228 K parameters) "
+             "is launch-bound",
+}
+
+HOW = """\
+`benchmarks/gpu_check.sh` is the one prepared run for a lent GPU (H100/H200), at most 8
+minutes, each part in a time box so that one failure does not eat the slot:
+
+1. `pytest -m gpu` (what `make test-gpu` runs);
+2. the CUDA layer table (`benchmarks/neural_layers.py --device cuda --fractions`): forward +
+   backward time and peak memory per layer at 4K, 16K and 64K tokens (batch 8, d 256), SDPA
+   as the baseline, S4-DPLR, STU exact and Focus also with activation recomputation
+   (`set_recompute`, the `-rc` rows), each point's TFLOP/s and GB/s as fractions of the bf16
+   GEMM peak and the copy (HBM) bandwidth measured in the same run;
+3. the training table (`benchmarks/training_steps.py`): the las-ablation gpu model, L-only,
+   Focus at 1K alone and 8 runs stacked (`train_group`), Focus at 4K; ms/step, tokens/s,
+   TFLOP/s and the fraction of the bf16 peak at fp32, tf32 and bf16, eager and compiled;
+4. 200 steps of the las-ablation gpu model in bf16 against float32
+   (`benchmarks/bf16_training.py`; the acceptance asks within 2 %);
+5. a slice of the gpu scale: `lds-toolkit reproduce assoc-recall --scale gpu --time-budget 25`
+   and the steps its checkpoints reached.
+
+Everything goes, as it is measured, to `benchmarks/results/<device>-<date>/`, with
+`summary.md`. Run it with `bash benchmarks/gpu_check.sh` on the GPU machine (first
+`bash benchmarks/gpu_check.sh --fetch-wheels` where the package index is reachable: those
+machines lack python-control; carry `benchmarks/wheels/` along). `--cpu-smoke` runs every
+part at tiny sizes on a CPU (about a minute; `tests/neural_experiments/test_gpu_check.py`,
+slow). To put a run here: copy its directory to `docs/results/gpu-check/` and run
+`python benchmarks/bench_table.py --write-docs --from-json docs/img/benchmarks/bench.json`."""
+
+
+def latest_run() -> Path | None:
+    """The newest committed gpu_check run (by directory name's date), or None."""
+    runs = sorted((p for p in RUNS.glob("*/summary.md") if p.is_file()),
+                  key=lambda p: p.parent.name.rsplit("-", 2)[-2:])
+    return runs[-1] if runs else None
+
+
+def _demote(text: str) -> str:
+    """Headings two levels down, so that a run's summary sits under this section."""
+    return "\n".join(("##" + ln) if ln.startswith("#") else ln for ln in text.splitlines())
+
+
+def recompute_rows() -> list[str]:
+    """The CPU evidence for recomputation: peak memory (and time) of each long-sequence path
+    with and without it against SDPA, from the committed ``recompute_layers.json``."""
+    import json
+
+    path = CPU_EVIDENCE / "recompute_layers.json"
+    if not path.is_file():
+        return []
+    res = json.loads(path.read_text())
+    a, r = res["args"], res["results"]
+    sdpa = r["sdpa"]
+    lines = [f"On a CPU ({a['threads']} thread, batch {a['batch']}, d {a['d_model']}; torch "
+             f"{res.get('torch', '?')}, {res.get('date', '?')}; load {res.get('load_start', '?')}"
+             f" at the start; times in the file are of one pass under load, not compared "
+             "here): peak memory of one forward + backward as resident-set growth "
+             "(the kernel's high-water mark, glibc's mmap threshold at 64 KiB so that freed "
+             "tensors leave the resident set), against causal SDPA's "
+             f"(`{path.relative_to(ROOT)}`).", "",
+             "| layer | L | peak MB | / SDPA | with recomputation | / SDPA |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for base in ("s4-dplr", "stu-exact", "focus"):
+        for L in sorted(r.get(base, {}), key=int):
+            p0, p1, s0 = r[base][L], r.get(base + "-rc", {}).get(L), sdpa.get(L)
+            if not (p1 and s0 and p0["status"] == p1["status"] == s0["status"] == "ok"):
+                continue
+            lines.append(f"| {base} | {L} | {p0['peak_mb']:.0f} | "
+                         f"{p0['peak_mb'] / s0['peak_mb']:.2f} | {p1['peak_mb']:.0f} | "
+                         f"{p1['peak_mb'] / s0['peak_mb']:.2f} |")
+    return ["", "### Activation recomputation: CPU evidence", "", *lines]
+
+
+def markdown() -> list[str]:
+    lines = ["", "## CUDA", "", HOW, *recompute_rows(), "", "### After this work on a GPU", ""]
+    run = latest_run()
+    if run is None:
+        lines += ["**Not yet run on a GPU after this work**: no GPU was lent to the sessions "
+                  "that wrote the stacked runs, recomputation and this script, so none of "
+                  "the numbers below is of the code as it is now. Fill this part with "
+                  "`bash benchmarks/gpu_check.sh` on an H100/H200 (then copy its results "
+                  "directory to `docs/results/gpu-check/` and re-render as above)."]
+    else:
+        lines += [f"From `{run.parent.relative_to(ROOT)}`:", "",
+                  _demote(run.read_text()).strip()]
+    m = ISSUE_34
+    lines += ["", "### Before this work: issue 34's measurements", "",
+              f"Quoted from issue 34 ({m['device']}; review scripts outside the project, not "
+              f"re-measured here). Peaks: {m['peaks']}.", "",
+              f"- Tests: {m['tests']}.", f"- bf16: {m['bf16']}.", f"- {m['notes']}.", "",
+              "AdamW steps of the gpu-scale models (20 timed steps after warm-up):", "",
+              "| model (gpu scale) | fp32 eager | TF32 | torch.compile | matmul TFLOP/s "
+              "(fp32) |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {' | '.join(row)} |" for row in m["training"]]
+    lines += ["", "Long sequences, forward + backward, batch 8, d 256:", "",
+              "| layer | 4K | 16K | 64K |", "| --- | --- | --- | --- |"]
+    lines += [f"| {' | '.join(row)} |" for row in m["layers"]]
+    lines += ["", f"Memory: {m['memory']}.", ""]
+    return lines
