@@ -161,31 +161,42 @@ def _dense_rows(q, k, v, start, *, factor, shift, scale, causal):
     # once instead of adding each into a zero tensor of the full size
     for ts, q_tile in zip(range(0, n_q, tile), q.split(tile, dim=-2)):
         nk = min(n_k, start + ts + q_tile.shape[-2]) if causal else n_k
+        # the bias terms over (H, tile, keys) once per tile, shared by every piece of the
+        # batch (computing them per piece repeated them once per batch element at long L)
+        mult, add = _bias_terms(q, q_tile.shape[-2], nk, start + ts, factor=factor,
+                                shift=shift, scale=scale, causal=causal)
         group = max(1, PIECE_ENTRIES // max(1, q.shape[1] * q_tile.shape[-2] * nk))
-        pieces = [_dense_block(qp, kp, vp, start + ts, factor=factor, shift=shift,
-                               scale=scale, causal=causal)
+        pieces = [_dense_block(qp, kp, vp, mult, add)
                   for qp, kp, vp in zip(q_tile.split(group), k[..., :nk, :].split(group),
                                         v[..., :nk, :].split(group))]
         rows.append(pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=0))
     return rows[0] if len(rows) == 1 else torch.cat(rows, dim=-2)
 
 
-def _dense_block(q, k, v, start, *, factor, shift, scale, causal):
-    """One piece of the dense route: queries at absolute positions ``start ..``, keys 0 .."""
+def _bias_terms(q, n_q, n_k, start, *, factor, shift, scale, causal):
+    """``(mult, add)`` of ``s = mult * (q . k) + add`` for queries at absolute positions
+    ``start .. start + n_q - 1`` and keys ``0 .. n_k - 1``: (H, n_q, n_k) in the work dtype
+    (a scalar where there is no factor or shift), the causal mask folded into ``add``."""
     wp = work_dtype(q.dtype)
     dev = q.device
     heads = torch.arange(q.shape[-3], device=dev)[:, None, None]
-    i = torch.arange(start, start + q.shape[-2], device=dev)[:, None]
-    j = torch.arange(k.shape[-2], device=dev)[None, :]
+    i = torch.arange(start, start + n_q, device=dev)[:, None]
+    j = torch.arange(n_k, device=dev)[None, :]
     with full_precision(dev):
-        # the bias terms over (H, block, keys) once, shared by the batch: then one fused
-        # multiply-add over the (N, H, block, keys) scores
         mult = scale if factor is None else factor(heads, i, j).to(wp) * scale
         add = (torch.zeros((), dtype=wp, device=dev) if shift is None
                else shift(heads, i, j).to(wp))
         if causal:
             add = torch.where(j > i, float("-inf"), add)
+    return torch.as_tensor(mult, dtype=wp, device=dev), add
+
+
+def _dense_block(q, k, v, mult, add):
+    """One piece of the dense route: ``softmax(mult * (q k^T) + add) v`` in the work dtype,
+    one fused multiply-add over the (N, H, queries, keys) scores."""
+    wp = work_dtype(q.dtype)
+    with full_precision(q.device):
         qk = q.to(wp) @ k.to(wp).transpose(-1, -2)
-        scores = torch.addcmul(add, qk, torch.as_tensor(mult, dtype=wp, device=dev))
+        scores = torch.addcmul(add, qk, mult)
         out = torch.softmax(scores, dim=-1) @ v.to(wp)
     return out.to(q.dtype)

@@ -206,6 +206,30 @@ def test_query_blocks_equal_explicit_matrix(order, pieces, monkeypatch):
         torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
 
 
+def test_dense_route_computes_each_tiles_bias_once(monkeypatch):
+    """The decay and bias of a causal tile are computed once and shared by every piece of
+    the batch (per piece they were recomputed once per sequence: at L = 2048 about a quarter
+    of a forward+backward pass), with the same result as pieces of the whole batch."""
+    from lds_toolkit.neural._scored_attention import scored_attention
+
+    monkeypatch.setattr(_scored_attention, "TILE", 8)
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(6, 2, 40, 4, generator=g, dtype=F64) for _ in range(3))
+    calls = []
+
+    def factor(h, i, j):
+        calls.append(tuple(i.shape))
+        return torch.exp(-0.1 * (i - j).clamp(min=0).to(F64)) + 0 * h
+
+    outs = {}
+    for entries in (1, 1 << 21):  # pieces of one sequence; the whole batch in one piece
+        monkeypatch.setattr(_scored_attention, "PIECE_ENTRIES", entries)
+        calls.clear()
+        outs[entries] = scored_attention(q, k, v, factor=factor, backend="dense", block=64)
+        assert len(calls) == 40 // 8  # one per tile, whatever the number of pieces
+    torch.testing.assert_close(outs[1], outs[1 << 21], rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("alibi", [False, True])
 @pytest.mark.parametrize("order", ORDERS)
 def test_flex_route_equals_explicit_matrix(order, alibi):
