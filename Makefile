@@ -76,7 +76,7 @@ docs: $(DEV)
 # errors, missing images or unrendered equations; screenshots in docs-check/. Then run lesson 1
 # in a live JupyterLab and move its slider (docs/_site/lab_slider_check.py).
 docs-check: docs
-	@test -x $(BIN)/playwright || $(PIP) -e ".[browser]"
+	@test -x $(BIN)/playwright -a -x $(BIN)/jupyter-lab || $(PIP) -e ".[browser]"
 	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
 	$(BIN)/python docs/_site/lab_slider_check.py --lesson 01_memory_and_regions --out docs-check
 

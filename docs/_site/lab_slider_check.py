@@ -53,9 +53,12 @@ def _start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def _wait_for(url: str, timeout: float) -> None:
+def _wait_for(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with status {proc.returncode} before "
+                               f"answering at {url}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:  # noqa: S310 - localhost
                 if r.status == 200:
@@ -87,7 +90,7 @@ def check(lesson: str = "01_memory_and_regions", out: Path = Path("docs-check"),
     seen: dict = {}
     try:
         try:
-            _wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", timeout)
+            _wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", timeout, lab)
         except RuntimeError as exc:
             log = (folder / "lab.log").read_text()[-2000:]
             raise RuntimeError(f"{exc}; its log ends:\n{log}") from None
