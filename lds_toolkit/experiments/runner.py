@@ -203,7 +203,8 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         results, stats = run_sweep(exp.run_task, config, tasks, keys, store=store, jobs=jobs,
                                    scheduler=scheduler, client=client,
                                    single_threaded=exp.single_threaded, progress=progress,
-                                   desc=exp.name, deadline=deadline)
+                                   desc=exp.name, deadline=deadline,
+                                   requires=exp.requires)
         if stats.stopped:
             done = stats.n_tasks - len(stats.stopped)
             raise TimeBudgetReached(

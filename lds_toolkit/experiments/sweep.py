@@ -20,6 +20,13 @@ and stops (:class:`~lds_toolkit._budget.TimeBudgetReached`, caught in the worker
 listed in :attr:`SweepStats.stopped` and their results are None. Running the sweep again
 resumes them.
 
+Worker pool: local runs reuse joblib's worker processes from one sweep to the next (the
+thirteen quick experiments start 2 workers once, not 13 times). A loky worker measures its
+memory after its first task and is replaced, with a "worker stopped" warning, when it later
+grows by 300 MB: what importing torch does in a worker that first ran numpy tasks. So a sweep
+whose ``requires`` names a package the pool's earlier tasks did not import starts fresh
+workers (once: the pool then keeps them).
+
 Interruption: on any exception in the driver (KeyboardInterrupt, the CLI's SIGTERM handler)
 the local worker pool is shut down with its workers killed before the exception propagates;
 each local worker also watches its parent and exits within :data:`WATCHDOG_PERIOD` seconds
@@ -55,6 +62,10 @@ from .workers import check_jobs, check_workers, local_workers
 SCHEDULER_TIMEOUT = 5.0
 #: Seconds between a local worker's checks that the driver process is still alive.
 WATCHDOG_PERIOD = 0.5
+
+#: Packages that the tasks of the local worker pool (joblib's reusable loky executor) have
+#: imported so far: its workers' memory baselines include them (module docstring).
+_POOL_IMPORTS: set[str] = set()
 
 
 class StoreWarning(UserWarning):
@@ -130,7 +141,8 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
               jobs: int = 1, scheduler: str | None = None, client=None,
               single_threaded: bool = True, progress: bool = True,
               desc: str = "tasks",
-              deadline: float | None = None) -> tuple[list[Any], SweepStats]:
+              deadline: float | None = None,
+              requires: Sequence[str] = ()) -> tuple[list[Any], SweepStats]:
     """Run ``fn(config, task, rng)`` for every task, reusing stored results.
 
     Parameters
@@ -161,6 +173,9 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     deadline : float, optional
         ``time.time()`` at which the sweep stops (see the module docstring): the tasks it
         stops are listed in ``stats.stopped`` and their results are None.
+    requires : sequence of str
+        Packages the tasks import (an experiment's ``requires``, e.g. ``("torch",)``): local
+        workers that have not imported them are replaced first (module docstring).
 
     Returns
     -------
@@ -263,7 +278,8 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
                                        runtimes[i]))
             else:
                 _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs,
-                            board.directory if board is not None else None, runtimes)
+                            board.directory if board is not None else None, runtimes,
+                            requires)
     finally:
         bar.close()
         if unstored:
@@ -277,9 +293,11 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
 
 
 def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress_dir=None,
-                runtimes=None):
+                runtimes=None, requires=()):
     from joblib import Parallel, delayed
 
+    if not set(requires) <= _POOL_IMPORTS:
+        _kill_local_workers()  # the next workers set their memory baseline with these loaded
     driver = os.getpid()
     runtimes = runtimes or {}
 
@@ -297,6 +315,7 @@ def _run_joblib(fn, config, tasks, todo, single_threaded, finish, jobs, progress
         outputs.close()  # joblib aborts the batch ...
         _kill_local_workers()  # ... and this also ends the idle pool it keeps for reuse
         raise
+    _POOL_IMPORTS.update(requires)
 
 
 def _kill_local_workers() -> None:
@@ -306,6 +325,7 @@ def _kill_local_workers() -> None:
     executor = getattr(reusable_executor, "_executor", None)
     if executor is not None:
         executor.shutdown(wait=False, kill_workers=True)
+    _POOL_IMPORTS.clear()
 
 
 _WATCHED: set[int] = set()
