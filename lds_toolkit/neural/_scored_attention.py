@@ -21,8 +21,10 @@ Two routes compute the same numbers:
 * ``"flex"``: :func:`torch.nn.attention.flex_attention` with the bias as its ``score_mod``
   and the causal mask as a block mask; torch.compile turns it into one fused kernel (scores in
   float32 inside, no L x L tensor). Used on CUDA while ``torch.compile`` traces the model.
-* ``"dense"``: explicit float32 scores, one block of ``block`` queries at a time (recomputed
-  in the backward pass when there are several blocks, so memory is O(block * Lk)), each in
+* ``"dense"``: explicit float32 scores, one block of ``block`` queries at a time (when there
+  are several blocks and gradients are needed, the backward pass recomputes them:
+  :mod:`._streamed_attention` tile by tile, keeping no scores, when the bias needs no
+  gradient, else each block under ``torch.utils.checkpoint``, O(block * Lk) memory), each in
   causal tiles of ``TILE`` queries (a tile's keys end at its last query) and pieces of the
   batch of about ``PIECE_ENTRIES`` scores (they stay in cache). Used everywhere else: on CPU
   (flex_attention has no CPU backward), in eager mode on CUDA (eager flex_attention
@@ -41,6 +43,7 @@ from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
 from ._cast import full_precision, work_dtype
+from ._streamed_attention import Scores, StreamedAttention
 
 try:  # torch >= 2.5
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
@@ -138,6 +141,10 @@ def _dense(q, k, v, factor, shift, scale, causal, q_offset, block):
     recompute = (len(starts) > 1 and torch.is_grad_enabled()
                  and any(t.requires_grad for t in (q, k, v)))
     kw = dict(factor=factor, shift=shift, scale=scale, causal=causal)
+    if recompute and not any(t.requires_grad for t in _bias_terms(q, 1, 1, q_offset, **kw)):
+        # no learned bias: the streamed route keeps no scores for the backward pass
+        how = Scores(_bias_terms, factor, shift, scale, causal, q_offset, TILE, PIECE_ENTRIES)
+        return StreamedAttention.apply(q, k, v, how)
     blocks = []
     for s in starts:
         e = min(s + block, n_q)

@@ -206,6 +206,57 @@ def test_query_blocks_equal_explicit_matrix(order, pieces, monkeypatch):
         torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
 
 
+def _output_and_gradients(fn, q, k, v, seed=5):
+    q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    out = fn(q, k, v)
+    weight = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed),
+                         dtype=out.dtype)
+    (out * weight).sum().backward()
+    return out.detach(), q.grad, k.grad, v.grad
+
+
+@pytest.mark.parametrize("alibi", [False, True])
+@pytest.mark.parametrize("order", ORDERS)
+def test_streamed_backward_equals_autograd_of_the_explicit_matrix(order, alibi, monkeypatch):
+    """Beyond one block of queries the dense route keeps no scores for the backward pass
+    (flash attention's backward, tile by tile): output and gradients of q, k, v equal
+    autograd through eq. 3's L x L form, in float64 to round-off, over tiles and pieces."""
+    from lds_toolkit.neural import _streamed_attention
+
+    monkeypatch.setattr(_scored_attention, "TILE", 7)
+    monkeypatch.setattr(_scored_attention, "PIECE_ENTRIES", 300)
+    calls = []
+    real_apply = _streamed_attention.StreamedAttention.apply
+    monkeypatch.setattr(_scored_attention.StreamedAttention, "apply",
+                        lambda *a: calls.append(1) or real_apply(*a))
+    q, k, v = qkv(n=3, t=60, d=4, seed=2)
+    alpha = torch.tensor([0.0, 0.05, 0.5, 2.0], dtype=F64)
+    slopes = alibi_slopes(4) if alibi else None
+    dense = _output_and_gradients(
+        lambda q, k, v: las_attention_dense(q, k, v, alpha, 3, order, alibi=slopes), q, k, v)
+    streamed = _output_and_gradients(
+        lambda q, k, v: las_attention(q, k, v, alpha, 3, order, alibi=slopes, block=16),
+        q, k, v)
+    assert calls, "the streamed route was not taken"
+    for a, b in zip(streamed, dense):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+def test_streamed_backward_in_bf16_stays_within_one_percent():
+    """bf16 inputs: the streamed route's scores, softmax statistics and gradients are
+    float32 inside; output and gradients within 1 % (max relative) of float32's."""
+    q, k, v = qkv(n=2, h=8, t=300, d=8, seed=4, dtype=torch.float32)
+    alpha = las_alpha_init(8, 4.0, "exp_uniform").float()
+
+    def run(dtype):
+        return _output_and_gradients(
+            lambda q, k, v: las_attention(q.to(dtype), k.to(dtype), v.to(dtype), alpha, 1,
+                                          block=64).float(), q, k, v)
+
+    for low, full in zip(run(torch.bfloat16), run(torch.float32)):
+        assert float((low.float() - full).abs().max() / full.abs().max()) < 0.01
+
+
 def test_dense_route_computes_each_tiles_bias_once(monkeypatch):
     """The decay and bias of a causal tile are computed once and shared by every piece of
     the batch (per piece they were recomputed once per sequence: at L = 2048 about a quarter
