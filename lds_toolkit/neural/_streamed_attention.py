@@ -57,12 +57,21 @@ class Scores:
                                         scale=self.scale, causal=self.causal)
             yield first, end, keys, mult, add
 
-    def pieces(self, q: Tensor, rows: int, keys: int) -> Iterator[slice]:
-        """Slices of the batch with about ``piece_entries`` scores each."""
-        n = q.shape[0]
-        group = max(1, self.piece_entries // max(1, q.shape[1] * rows * keys))
-        for b in range(0, n, group):
-            yield slice(b, min(b + group, n))
+    def pieces(self, q: Tensor, rows: int, keys: int) -> Iterator[tuple[slice, slice]]:
+        """``(sequences, heads)`` slices with about ``piece_entries`` scores each: whole
+        sequences while one fits, else heads of one sequence (at L = 16384 one sequence's
+        tile holds 16.7M scores, 67 MB, beyond the cache and glibc's reuse of freed memory)."""
+        n, h = q.shape[0], q.shape[1]
+        per_head = max(1, rows * keys)
+        if h * per_head <= self.piece_entries:
+            group = self.piece_entries // (h * per_head)
+            for b in range(0, n, group):
+                yield slice(b, min(b + group, n)), slice(None)
+            return
+        heads = max(1, self.piece_entries // per_head)
+        for b in range(n):
+            for c in range(0, h, heads):
+                yield slice(b, b + 1), slice(c, min(c + heads, h))
 
 
 class StreamedAttention(torch.autograd.Function):
@@ -75,14 +84,15 @@ class StreamedAttention(torch.autograd.Function):
         lse = q.new_empty(q.shape[:-1], dtype=wp)
         with full_precision(q.device):
             for first, end, keys, mult, add in how.tiles(q, k.shape[-2]):
-                for b in how.pieces(q, end - first, keys):
-                    s = torch.addcmul(add, q[b, :, first:end].to(wp)
-                                      @ k[b, :, :keys].to(wp).transpose(-1, -2), mult)
+                for b, h in how.pieces(q, end - first, keys):
+                    s = torch.addcmul(_heads(add, h), q[b, h, first:end].to(wp)
+                                      @ k[b, h, :keys].to(wp).transpose(-1, -2),
+                                      _heads(mult, h))
                     m = s.amax(dim=-1, keepdim=True)
                     p = s.sub_(m).exp_()
                     total = p.sum(dim=-1, keepdim=True)
-                    out[b, :, first:end] = (p @ v[b, :, :keys].to(wp)).div_(total)
-                    lse[b, :, first:end] = (m + total.log()).squeeze(-1)
+                    out[b, h, first:end] = (p @ v[b, h, :keys].to(wp)).div_(total)
+                    lse[b, h, first:end] = (m + total.log()).squeeze(-1)
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.how = how
         return out.to(q.dtype)
@@ -99,14 +109,21 @@ class StreamedAttention(torch.autograd.Function):
             do = d_out.to(wp)
             delta = (do * out).sum(dim=-1, keepdim=True)
             for first, end, keys, mult, add in how.tiles(q, k.shape[-2]):
-                for b in how.pieces(q, end - first, keys):
-                    qt, kt = q[b, :, first:end].to(wp), k[b, :, :keys].to(wp)
-                    vt, dot = v[b, :, :keys].to(wp), do[b, :, first:end]
-                    s = torch.addcmul(add, qt @ kt.transpose(-1, -2), mult)
-                    p = s.sub_(lse[b, :, first:end, None]).exp_()
-                    dv[b, :, :keys] += p.transpose(-1, -2) @ dot
-                    ds = (dot @ vt.transpose(-1, -2)).sub_(delta[b, :, first:end]).mul_(p)
-                    ds = ds.mul_(mult)
-                    dq[b, :, first:end] = ds @ kt
-                    dk[b, :, :keys] += ds.transpose(-1, -2) @ qt
+                for b, h in how.pieces(q, end - first, keys):
+                    qt, kt = q[b, h, first:end].to(wp), k[b, h, :keys].to(wp)
+                    vt, dot = v[b, h, :keys].to(wp), do[b, h, first:end]
+                    s = torch.addcmul(_heads(add, h), qt @ kt.transpose(-1, -2),
+                                      _heads(mult, h))
+                    p = s.sub_(lse[b, h, first:end, None]).exp_()
+                    dv[b, h, :keys] += p.transpose(-1, -2) @ dot
+                    ds = (dot @ vt.transpose(-1, -2)).sub_(delta[b, h, first:end]).mul_(p)
+                    ds = ds.mul_(_heads(mult, h))
+                    dq[b, h, first:end] = ds @ kt
+                    dk[b, h, :keys] += ds.transpose(-1, -2) @ qt
         return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None
+
+
+def _heads(term: Tensor, heads: slice) -> Tensor:
+    """The heads ``heads`` of a bias term of shape (H, rows, keys); a scalar as it is."""
+    return term[heads] if term.dim() == 3 else term
+
