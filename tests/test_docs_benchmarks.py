@@ -1,0 +1,59 @@
+"""Benchmark numbers typed into the layers page are those of the committed benchmark runs.
+
+``docs/layers/README.md``'s LaS and SDPA rows (marked †) and its paragraph on the allocator
+quote ``docs/results/cpu-evidence/neural_layers_las.json`` and
+``neural_layers_las_malloc32m.json`` (``benchmarks/neural_layers.py --json``); a rerun that
+changes them fails here until the page follows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EVIDENCE = ROOT / "docs" / "results" / "cpu-evidence"
+PAGE = ROOT / "docs" / "layers" / "README.md"
+ROWS = {"las": "LaS attention (full)†", "las-chunk": "LaS-chunk (chunk 128)†",
+        "sdpa": "SDPA causal attention (baseline)†"}
+
+
+def _seconds(cell: str) -> float:
+    value, unit = cell.split()
+    return float(value) * (1e-3 if unit == "ms" else 1.0)
+
+
+def _three_digits(x: float) -> float:
+    return float(f"{x:.3g}")
+
+
+def test_the_dagger_rows_are_the_committed_run():
+    results = json.loads((EVIDENCE / "neural_layers_las.json").read_text())["results"]
+    text = PAGE.read_text()
+    sdpa_16k = results["sdpa"]["16384"]["time_s"]
+    for name, label in ROWS.items():
+        row = next(line for line in text.splitlines() if line.startswith(f"| {label} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        run = results[name]
+        for cell, length in zip(cells[1:4], ("1024", "4096", "16384")):
+            assert abs(_seconds(cell) / run[length]["time_s"] - 1) < 0.01, (label, length)
+        assert abs(float(cells[4]) / (run["16384"]["time_s"] / sdpa_16k) - 1) < 0.02, label
+        assert cells[5] == f"{round(run['16384']['peak_mb'])} MB", label
+        growth = re.fullmatch(r"x([\d.]+), x([\d.]+)", cells[6])
+        assert growth, (label, cells[6])
+        assert float(growth[1]) == round(run["16384"]["time_s"] / run["4096"]["time_s"], 1)
+        assert float(growth[2]) == round(run["16384"]["peak_mb"] / run["4096"]["peak_mb"], 1)
+
+
+def test_the_allocator_paragraph_is_the_committed_run():
+    results = json.loads((EVIDENCE / "neural_layers_las_malloc32m.json").read_text())["results"]
+    text = " ".join(PAGE.read_text().split())
+    las, sdpa = results["las"], results["sdpa"]
+    expected = (f"full LaS takes {_three_digits(las['4096']['time_s'])} s at 4096 and "
+                f"{_three_digits(las['16384']['time_s'])} s at 16384 (SDPA "
+                f"{_three_digits(sdpa['4096']['time_s']):.2f} s and "
+                f"{_three_digits(sdpa['16384']['time_s'])} s: "
+                f"{las['4096']['time_s'] / sdpa['4096']['time_s']:.1f}x and "
+                f"{las['16384']['time_s'] / sdpa['16384']['time_s']:.1f}x)")
+    assert expected in text
