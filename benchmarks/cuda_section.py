@@ -58,7 +58,9 @@ HOW = """\
 `benchmarks/gpu_check.sh` is the one prepared run for a lent GPU (H100/H200), at most 8
 minutes, each part in a time box so that one failure does not eat the slot:
 
-1. `pytest -m gpu` (what `make test-gpu` runs);
+1. `pytest -m gpu` over `tests/neural` and `tests/neural_experiments`, where the gpu tests
+   live (what `make test-gpu` runs, without collecting modules whose optional dependencies
+   the GPU machine lacks), on four xdist workers when pytest-xdist is there;
 2. the CUDA layer table (`benchmarks/neural_layers.py --device cuda --fractions`): forward +
    backward time and peak memory per layer at 4K, 16K and 64K tokens (batch 8, d 256), SDPA
    as the baseline, S4-DPLR, STU exact and Focus also with activation recomputation
