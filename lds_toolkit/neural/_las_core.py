@@ -14,7 +14,10 @@ Per head ``c`` with decay ``alpha_c`` and causal distances ``D[i, j] = i - j`` (
   queries and keys, ``(exp(-alpha (i - c)) q_i) . (exp(alpha (j - c)) k_j)``, which handed the
   fused kernel operands of ~1e9 and masked scores of ~1e17: fine in exact float32, 47-70 %
   wrong on an H200 in bf16; the construction is kept in :mod:`._las_reference` for the test
-  that reproduces that on CPU.)
+  that reproduces that on CPU.) On a CPU beyond one block of queries without ALiBi, the
+  decay is folded into queries and keys again, but per tile of queries, with bounded factors,
+  in float32 and under a boolean mask (:mod:`._decayed_sdpa` says why that is safe), so that
+  torch's fused SDPA kernel computes it.
 * **Row pooling moves onto V.** Causal average pooling of every attention row over the key
   window ``[j, j + P - 1]`` (zero padding, divisor P) is ``AP(A) = A S^T`` with ``S`` the
   (P-tap) moving-average matrix, hence ``AP(A) V = A (S V)``: attention over values smoothed by a
@@ -36,6 +39,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._cast import work_dtype
+from ._decayed_sdpa import eld_sdpa, eld_tile
 from ._scored_attention import scored_attention
 
 __all__ = ["ALPHA_SCHEDULES", "alibi_bias", "alibi_shift", "alibi_slopes",
@@ -173,7 +177,10 @@ def las_attention(
     ``alibi``: ALiBi slopes (H,) to add eq. 1's bias (:func:`alibi_bias`), or None. The decay,
     the bias, the pooling weights, the scores and the softmax are computed in float32 (float64
     for float64 inputs); the output has ``q``'s dtype. ``block`` and ``backend``: see
-    :func:`~lds_toolkit.neural._scored_attention.scored_attention`.
+    :func:`~lds_toolkit.neural._scored_attention.scored_attention`. On a CPU, outside
+    ``torch.compile``, with more than ``block`` queries and no ALiBi, ``backend="auto"``
+    computes the ELD attention with fused SDPA on query tiles (:mod:`._decayed_sdpa`: the
+    same numbers to round-off, without explicit scores).
     """
     dtype = q.dtype
     work = work_dtype(dtype)
@@ -189,6 +196,12 @@ def las_attention(
             k = k.to(dtype)
     pooled_scores = pool_order == "before_softmax"
     slopes = None if alibi is None else alibi.to(dtype=work, device=q.device)
+
+    if (slopes is None and backend == "auto" and q.device.type == "cpu"
+            and q.shape[-2] > block and not torch.compiler.is_compiling()):
+        tile = eld_tile(a, block)
+        if tile:  # fused SDPA on tiles of rescaled queries and keys (._decayed_sdpa)
+            return eld_sdpa(q, k, v, a, tile)
 
     def factor(h: Tensor, i: Tensor, j: Tensor) -> Tensor:
         return eld_factor(a[h], i, j)

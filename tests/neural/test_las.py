@@ -202,7 +202,7 @@ def test_query_blocks_equal_explicit_matrix(order, pieces, monkeypatch):
     alpha = torch.tensor([0.0, 0.05, 0.5, 1.0], dtype=F64)
     dense = las_attention_dense(q, k, v, alpha, 3, order)
     for block in (1, 7, 63):
-        fast = las_attention(q, k, v, alpha, 3, order, block=block)
+        fast = las_attention(q, k, v, alpha, 3, order, block=block, backend="dense")
         torch.testing.assert_close(fast, dense, rtol=0, atol=1e-12)
 
 
@@ -235,8 +235,8 @@ def test_streamed_backward_equals_autograd_of_the_explicit_matrix(order, alibi, 
     dense = _output_and_gradients(
         lambda q, k, v: las_attention_dense(q, k, v, alpha, 3, order, alibi=slopes), q, k, v)
     streamed = _output_and_gradients(
-        lambda q, k, v: las_attention(q, k, v, alpha, 3, order, alibi=slopes, block=16),
-        q, k, v)
+        lambda q, k, v: las_attention(q, k, v, alpha, 3, order, alibi=slopes, block=16,
+                                      backend="dense"), q, k, v)
     assert calls, "the streamed route was not taken"
     for a, b in zip(streamed, dense):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
@@ -251,10 +251,92 @@ def test_streamed_backward_in_bf16_stays_within_one_percent():
     def run(dtype):
         return _output_and_gradients(
             lambda q, k, v: las_attention(q.to(dtype), k.to(dtype), v.to(dtype), alpha, 1,
-                                          block=64).float(), q, k, v)
+                                          block=64, backend="dense").float(), q, k, v)
 
     for low, full in zip(run(torch.bfloat16), run(torch.float32)):
         assert float((low.float() - full).abs().max() / full.abs().max()) < 0.01
+
+
+def _explicit_scores_refused(monkeypatch):
+    """las_attention may not fall back to explicit scores (the tiled SDPA route must run)."""
+    from lds_toolkit.neural import _las_core
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("las_attention computed explicit scores")
+
+    monkeypatch.setattr(_las_core, "scored_attention", refuse)
+
+
+def test_eld_tile_bounds_the_rescaling():
+    """Tiles of ``block`` queries while max(alpha) * block <= 30, else the largest multiple
+    of 64 that keeps it; none above 30/64 per token, for NaN or negative decays."""
+    from lds_toolkit.neural._decayed_sdpa import eld_tile
+
+    f = torch.tensor
+    assert eld_tile(f([0.0, 0.01]), 1024) == 1024  # 10.24 <= 30
+    assert eld_tile(f([0.0, 0.1]), 1024) == 256    # 300 tokens -> 256
+    assert eld_tile(f([0.46]), 1024) == 64         # 65 tokens -> 64
+    assert eld_tile(f([0.47]), 1024) == 0          # 63 tokens: below one step
+    assert eld_tile(f([0.0]), 100) == 100
+    assert eld_tile(f([float("nan")]), 1024) == eld_tile(f([-0.1]), 1024) == 0
+    for a in (1e-3, 0.02, 0.3):
+        tile = eld_tile(f([a]), 4096)
+        assert a * tile <= 30 and (tile == 4096 or a * (tile + 64) > 30)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("rates,block", [((0.0, 0.01, 0.05, 0.1), 48),
+                                         ((0.0, 0.05, 0.2, 0.4), 100)],
+                         ids=["tiles-of-block", "tiles-of-64"])
+def test_tiled_sdpa_route_equals_autograd_of_the_explicit_matrix(order, rates, block,
+                                                                 monkeypatch):
+    """On a CPU beyond one block of queries without ALiBi, LaS is fused SDPA on query tiles
+    of rescaled queries and keys: output and q, k, v gradients equal autograd through eq. 3's
+    L x L form in float64 to round-off, over 4 tiles of ``block`` queries, and over tiles cut
+    to 64 queries by the decay 0.4 (30 / 0.4 = 75), where keys 86 tokens back carry factors
+    of e^-34."""
+    _explicit_scores_refused(monkeypatch)
+    q, k, v = qkv(n=2, t=150, d=4, seed=6)
+    alpha = torch.tensor(rates, dtype=F64)
+    dense = _output_and_gradients(
+        lambda q, k, v: las_attention_dense(q, k, v, alpha, 3, order), q, k, v)
+    tiled = _output_and_gradients(
+        lambda q, k, v: las_attention(q, k, v, alpha, 3, order, block=block), q, k, v)
+    for a, b in zip(tiled, dense):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+def test_tiled_sdpa_route_in_float32_where_far_keys_underflow(monkeypatch):
+    """float32, decay 0.4 over 3000 tokens (the default block): factors of keys more than
+    ~260 tokens before a tile underflow to 0, where the true scores are below e^-87 |q.k|;
+    within 2e-5 of the float64 L x L form (as the explicit float32 scores are), finite."""
+    _explicit_scores_refused(monkeypatch)
+    q, k, v = qkv(n=1, h=2, t=3000, d=4, seed=2)
+    alpha = torch.tensor([0.0, 0.4], dtype=F64)
+    dense = las_attention_dense(q, k, v, alpha, 5)
+    fast32 = las_attention(q.float(), k.float(), v.float(), alpha.float(), 5)
+    assert fast32.dtype == torch.float32 and torch.isfinite(fast32).all()
+    torch.testing.assert_close(fast32.double(), dense, rtol=0, atol=2e-5)
+
+
+def test_tiled_sdpa_route_under_bf16_autocast_stays_within_one_percent(monkeypatch):
+    """bf16 autocast (the way training runs it): the rescaled operands and the kernel stay
+    float32 inside; output and gradients within 1 % (max relative) of float32's."""
+    _explicit_scores_refused(monkeypatch)
+    q, k, v = qkv(n=2, h=4, t=300, d=8, seed=4, dtype=torch.float32)
+    alpha = torch.tensor([0.0, 0.01, 0.05, 0.2])
+
+    def run(autocast):
+        with torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            return _output_and_gradients(
+                lambda q, k, v: las_attention(*(t.to(torch.bfloat16) if autocast else t
+                                                for t in (q, k, v)),
+                                              alpha, 5, block=64).float(), q, k, v)
+
+    low, full = run(True), run(False)
+    assert not torch.equal(low[0], full[0])  # bf16 did change the input
+    for a, b in zip(low, full):
+        assert float((a.float() - b).abs().max() / b.abs().max()) < 0.01
 
 
 def test_dense_route_computes_each_tiles_bias_once(monkeypatch):
