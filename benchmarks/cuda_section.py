@@ -58,7 +58,9 @@ HOW = """\
 `benchmarks/gpu_check.sh` is the one prepared run for a lent GPU (H100/H200), at most 8
 minutes, each part in a time box so that one failure does not eat the slot:
 
-1. `pytest -m gpu` (what `make test-gpu` runs);
+1. `pytest -m gpu` over `tests/neural` and `tests/neural_experiments`, where the gpu tests
+   live (what `make test-gpu` runs, without collecting modules whose optional dependencies
+   the GPU machine lacks), on four xdist workers when pytest-xdist is there;
 2. the CUDA layer table (`benchmarks/neural_layers.py --device cuda --fractions`): forward +
    backward time and peak memory per layer at 4K, 16K and 64K tokens (batch 8, d 256), SDPA
    as the baseline, S4-DPLR, STU exact and Focus also with activation recomputation
@@ -124,8 +126,37 @@ def recompute_rows() -> list[str]:
     return ["", "### Activation recomputation: CPU evidence", "", *lines]
 
 
+def rehearsal_rows() -> list[str]:
+    """The last rehearsal on the GPU machine's software stack (on a CPU), from its committed
+    log ``device-stack-rehearsal.txt`` (``benchmarks/device_stack_rehearsal.sh``): the stack,
+    each step's exit status and the tests' counts, as the log printed them."""
+    import re
+
+    path = CPU_EVIDENCE / "device-stack-rehearsal.txt"
+    if not path.is_file():
+        return []
+    log = path.read_text().splitlines()
+    stack = next((ln[len("== stack: "):] for ln in log if ln.startswith("== stack: ")), "?")
+    date = next((ln.split("; ")[-1] for ln in log if ln.startswith("== gpu_check (smoke)")), "?")
+    steps = [m.groups() for ln in log
+             if (m := re.match(r"== ([a-z-]+): exit (\d+) after (\d+) s$", ln))]
+    counts = [ln.strip("= ") for ln in log if re.search(r"\d+ (passed|tests collected)", ln)]
+    lines = ["", "### The GPU machine's software stack, rehearsed on a CPU", "",
+             "A lent GPU machine runs its own Python and torch. "
+             "`bash benchmarks/device_stack_rehearsal.sh` builds that stack in a virtual "
+             "environment (the CUDA build of torch runs on a CPU) and runs the smoke run of "
+             "`gpu_check.sh`, the neural tests (compile tests included) and the collection of "
+             f"the gpu tests with it. Last run ({date}; `{path.relative_to(ROOT)}`): {stack}.",
+             "", "| step | exit | seconds |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {rc} | {sec} |" for name, rc, sec in steps]
+    if counts:
+        lines += ["", "Tests: " + "; ".join(f"`{c}`" for c in counts) + "."]
+    return lines
+
+
 def markdown() -> list[str]:
-    lines = ["", "## CUDA", "", HOW, *recompute_rows(), "", "### After this work on a GPU", ""]
+    lines = ["", "## CUDA", "", HOW, *recompute_rows(), *rehearsal_rows(), "",
+             "### After this work on a GPU", ""]
     run = latest_run()
     if run is None:
         lines += ["**Not yet run on a GPU after this work**: no GPU was lent to the sessions "

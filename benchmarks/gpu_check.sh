@@ -12,7 +12,7 @@
 # Options: --out DIR (default benchmarks/results/<device>-<date>), PYTHON=... (default: the
 # worktree's .venv/bin/python when present, else python3). Each part's box in seconds can be
 # changed with BOX_TESTS, BOX_LAYERS, BOX_TRAINING, BOX_BF16, BOX_SLICE (defaults sum to
-# 435 s; with start-up and the summary the run stays under 8 minutes).
+# 445 s; with start-up and the summary the run stays under 8 minutes).
 #
 # The GPU machines have torch, numpy, scipy, numba, matplotlib, pytest and hypothesis but not
 # python-control and no package index (FACTS.md): --fetch-wheels downloads the pure-Python
@@ -118,7 +118,7 @@ part() {
 
 if [ "$MODE" = smoke ]; then
     part gpu-tests "${BOX_TESTS:-60}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider \
-        tests/neural/test_common.py
+        tests/neural tests/neural_experiments
     part layers "${BOX_LAYERS:-60}" "$PYTHON" benchmarks/neural_layers.py --device cpu \
         --lengths 128 --layers sdpa focus focus-rc --batch 2 --d-model 16 --min-repeats 1 \
         --min-time 0 --threads 1 --fractions --json "$OUT/layers.json" \
@@ -138,8 +138,14 @@ if [ "$MODE" = smoke ]; then
 else
     # the baseline first, then what the acceptance reads (S4++'s time, the recomputing
     # paths' memory), then the rest: a part cut by its box keeps what it measured
-    part gpu-tests "${BOX_TESTS:-50}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider
-    part layers "${BOX_LAYERS:-150}" "$PYTHON" benchmarks/neural_layers.py --device cuda \
+    # the directories that hold gpu tests: collecting the whole suite would import modules
+    # whose optional dependencies (river, jupytext, ...) the GPU machine lacks; four
+    # workers compile the compiled-route tests side by side
+    XDIST=()
+    "$PYTHON" -c "import xdist" 2>/dev/null && XDIST=(-n 4)
+    part gpu-tests "${BOX_TESTS:-70}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider \
+        "${XDIST[@]}" tests/neural tests/neural_experiments
+    part layers "${BOX_LAYERS:-140}" "$PYTHON" benchmarks/neural_layers.py --device cuda \
         --lengths 4096 16384 65536 --layers sdpa s4plusplus s4-dplr-rc stu-exact-rc focus-rc \
         s4 s4-dplr focus las-chunk stu-exact --batch 8 --d-model 256 --min-repeats 2 \
         --min-time 0.3 --timeout 30 --fractions --json "$OUT/layers.json" \

@@ -10,6 +10,8 @@ quick/NAME CLAIM_ID }}``, :mod:`lds_toolkit.experiments.quotes`) and
 Usage::
 
     python docs/build_seed_sweep.py [--seeds 0-9] [--out figures-seeds] [--jobs 2] [NAME ...]
+    python docs/build_seed_sweep.py --seeds 10-19 --out figures-seeds \
+        --record docs/results/quick/base-seeds-held-out.json   # seeds not used for tuning
 
 Each run goes to ``OUT/seed<N>/NAME`` and resumes from its stored tasks, so an interrupted
 sweep continues where it stopped (``tests/experiments/test_quick_seeds.py``, the slow test

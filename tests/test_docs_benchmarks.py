@@ -57,3 +57,20 @@ def test_the_allocator_paragraph_is_the_committed_run():
                 f"{las['4096']['time_s'] / sdpa['4096']['time_s']:.1f}x and "
                 f"{las['16384']['time_s'] / sdpa['16384']['time_s']:.1f}x)")
     assert expected in text
+
+
+def test_the_cuda_section_shows_the_committed_rehearsal_log():
+    """docs/benchmarks.md's rehearsal on the GPU machine's stack is the committed log
+    (``benchmarks/device_stack_rehearsal.sh``): its stack line, each step's exit status and
+    the pytest summaries, re-rendered when the log changes."""
+    log = (EVIDENCE / "device-stack-rehearsal.txt").read_text().splitlines()
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    stack = next(line[len("== stack: "):] for line in log if line.startswith("== stack: "))
+    assert f"`docs/results/cpu-evidence/device-stack-rehearsal.txt`): {stack}." in page
+    steps = [m.groups() for line in log
+             if (m := re.match(r"== ([a-z-]+): exit (\d+) after (\d+) s$", line))]
+    assert [s[0] for s in steps] == ["smoke", "neural-tests", "gpu-collection"]
+    for name, rc, sec in steps:
+        assert f"| {name} | {rc} | {sec} |" in page
+    passed = next(line.strip("= ") for line in log if re.search(r"\d+ passed", line))
+    assert f"`{passed}`" in page

@@ -132,6 +132,30 @@ def test_quotes_follow_the_numbers_and_fail_on_what_does_not_exist(tmp_path):
             render(f"line 1\n{bad}", results, where="page.md")
 
 
+def test_the_held_out_seed_sweep_covers_every_quick_claim_and_its_quote():
+    """docs/results/quick/base-seeds-held-out.json: the same sweep on base seeds 10-19, run
+    after the quick budgets were fixed on seeds 0-9 (``build_seed_sweep.py --seeds 10-19
+    --record ...``). It judges every claim declared for the quick scale on each of those
+    seeds, every verdict holds, and the ``sweep`` quote counts its rows."""
+    sweep = json.loads((RESULTS / "quick" / "base-seeds-held-out.json").read_text())
+    assert sweep["seeds"] == list(range(10, 20))
+    n = 0
+    for name, exp in list_experiments().items():
+        quick = [c for c in exp.claims if "quick" in c.scales]
+        assert sorted(sweep["claims"].get(name, {})) == sorted(c.id for c in quick), name
+        for claim in quick:
+            rows = sweep["claims"][name][claim.id]
+            assert [r["seed"] for r in rows] == list(range(10, 20)), (name, claim.id)
+            failed = [r for r in rows if r["verdict"] != "holds"]
+            assert not failed, (name, claim.id, failed)
+            n += len(rows)
+    n_exp = sum(1 for e in list_experiments().values()
+                if any("quick" in c.scales for c in e.claims))
+    assert render("{{ sweep quick/base-seeds-held-out }}", RESULTS) == (
+        f"{n} of {n} verdicts hold ({n // 10} claims of {n_exp} experiments, base seeds "
+        f"10-19)")
+
+
 def test_the_seed_sweep_covers_every_quick_claim_and_matches_the_committed_run():
     """docs/results/quick/base-seeds.json (docs/build_seed_sweep.py) judges every claim
     declared for the quick scale on base seeds 0-9, every one holds, and its base seed 0 is

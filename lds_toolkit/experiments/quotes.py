@@ -37,6 +37,10 @@ optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``)
     The claim over the base seeds of the seed sweep committed beside the runs
     (``SCALE/base-seeds.json``, written by ``docs/build_seed_sweep.py``): ``holds on 10 of
     10 base seeds (0-9); medians 9.29–47.7, shares 13–16 of 16``.
+``sweep SCALE/FILE``
+    A whole seed sweep (``SCALE/FILE.json``, written by ``docs/build_seed_sweep.py
+    --record``): ``270 of 270 verdicts hold (27 claims of 8 experiments, base seeds
+    10-19)``.
 ``run SCALE/NAME KEY [FMT]``
     An entry of ``run.json`` (``sweep_seconds``, ``date``, ``jobs``; a list, such as
     ``load_average`` at the start and end of the sweep, as ``a–b``).
@@ -237,20 +241,13 @@ def _run_entry(runs: Runs, run: str, args: list[str]) -> str:
 def _seeds(runs: Runs, run: str, args: list[str]) -> str:
     scale, name = run.split("/", 1)
     path = runs.root / scale / SEED_SWEEP
-    try:
-        sweep = read_json_file(path, SUMMARY_MAX_BYTES)
-    except FileNotFoundError:
-        raise QuoteError(f"no seed sweep {path} (python docs/build_seed_sweep.py)") from None
-    except ValueError as exc:
-        raise QuoteError(f"{path.name}: {exc}") from None
+    sweep = _read_sweep(path)
     rows = (sweep.get("claims", {}).get(name) or {}).get(args[0]) if args else None
     if not rows:
         raise QuoteError(f"{path.name} has no claim {name}/{args[0] if args else ''!r}")
     held = [r for r in rows if r["verdict"] == "holds"]
-    seeds = sorted(r["seed"] for r in rows)
-    span = (f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
-            else ", ".join(map(str, seeds)))
-    text = f"holds on {len(held)} of {len(rows)} base seeds ({span})"
+    text = (f"holds on {len(held)} of {len(rows)} base seeds "
+            f"({_seed_span([r['seed'] for r in rows])})")
     medians = [r["value"] for r in rows if isinstance(r.get("value"), int | float)]
     if medians:
         label = "medians" if rows[0].get("n_seeds") else "values"
@@ -261,12 +258,46 @@ def _seeds(runs: Runs, run: str, args: list[str]) -> str:
     return text
 
 
+def _seed_span(seeds: list[int]) -> str:
+    seeds = sorted(seeds)
+    if seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def _read_sweep(path: Path) -> dict:
+    try:
+        return read_json_file(path, SUMMARY_MAX_BYTES)
+    except FileNotFoundError:
+        raise QuoteError(f"no seed sweep {path} (python docs/build_seed_sweep.py)") from None
+    except ValueError as exc:
+        raise QuoteError(f"{path.name}: {exc}") from None
+
+
+def _sweep(runs: Runs, run: str, args: list[str]) -> str:
+    scale, name = run.split("/", 1)
+    sweep = _read_sweep(runs.root / scale / f"{name}.json")
+    rows = [r for claims in sweep.get("claims", {}).values() for rs in claims.values()
+            for r in rs]
+    if not rows:
+        raise QuoteError(f"{name}.json judges no claim")
+    held = sum(r["verdict"] == "holds" for r in rows)
+    n_claims = sum(len(c) for c in sweep["claims"].values())
+    return (f"{held} of {len(rows)} verdicts hold ({n_claims} claims of "
+            f"{len(sweep['claims'])} experiments, base seeds {_seed_span(sweep['seeds'])})")
+
+
 #: The seed sweep of a scale, beside its runs (``docs/results/quick/base-seeds.json``).
 SEED_SWEEP = "base-seeds.json"
 
 FUNCTIONS: dict[str, Callable[[Runs, str, list[str]], str]] = {
     "value": _value, "median": _median, "range": _range, "count": _count, "ratio": _ratio,
-    "claim": _claim, "verdict": _verdict, "seeds": _seeds, "run": _run_entry}
+    "claim": _claim, "verdict": _verdict, "seeds": _seeds, "sweep": _sweep,
+    "run": _run_entry}
+
+
+#: quote functions whose SCALE/NAME names a whole file and that take no argument
+WHOLE_FILE = ("sweep",)
 
 
 def render_quote(runs: Runs, function: str, arguments: str) -> str:
@@ -274,8 +305,10 @@ def render_quote(runs: Runs, function: str, arguments: str) -> str:
     if function not in FUNCTIONS:
         raise QuoteError(f"unknown quote function {function!r} (known: {', '.join(FUNCTIONS)})")
     parts = arguments.split()
-    if len(parts) < 2:
+    if len(parts) < (1 if function in WHOLE_FILE else 2):
         raise QuoteError(f"{function} needs SCALE/NAME and an argument, got {arguments!r}")
+    if "/" not in parts[0]:
+        raise QuoteError(f"{function}: {parts[0]!r} is not SCALE/NAME")
     return FUNCTIONS[function](runs, parts[0], parts[1:])
 
 
