@@ -21,6 +21,19 @@ by Playwright through ``executable_path``: no browser download), and fails on
 * an image that did not load (``naturalWidth == 0``), a KaTeX error in an equation, or a
   marked equation that KaTeX did not render.
 
+Lesson slides (:data:`SLIDES`, reveal.js decks that load reveal.js, require.js and MathJax
+from ``lessons/vendor/``) are checked offline: the static pass lists every script, style sheet,
+font or image a deck would load from outside (:func:`external_references`), and the browser
+opens the deck twice, from the local server and as a file (``file://``), with **every request
+that is not to the local site or file aborted**, and fails on
+
+* any aborted, failed (network error, 4xx/5xx) request, a console error or a page error,
+* MathJax not rendered: no rendered equation (``.mjx-chtml``), raw ``$…$`` or LaTeX left in
+  the slides' text, a "Math Processing Error" or a TeX error,
+* reveal.js not initialised (``Reveal.isReady()``),
+
+and screenshots the first slide with an equation (``slides-http.png``, ``slides-file.png``).
+
 It writes a full-page screenshot of each page to ``--out`` (default ``docs-check/``) and
 prints what it found. Look at the screenshots: this checks that the pages work, not that
 they read well.
@@ -31,6 +44,7 @@ from __future__ import annotations
 import argparse
 import functools
 import html
+import html.parser
 import http.server
 import re
 import shutil
@@ -50,6 +64,8 @@ PAGES = {
     "lesson": "lessons/01_memory_and_regions.html",
     "api": "api/systems.html",
 }
+#: Lesson slides opened offline in the browser (paths in site/).
+SLIDES = ("lessons/01_memory_and_regions.slides.html",)
 #: Prose pages (paths in site/, ``*`` a folder): every code block names its language.
 PROSE = ("index.html", "getting-started.html", "systems.html", "control.html",
          "learning/*", "layers/*")
@@ -95,12 +111,65 @@ def static_problems(site: Path) -> dict[str, list[str]]:
         rel = f.relative_to(site).as_posix()
         if rel.startswith("assets/") or rel in ("404.html", "search.html"):
             continue
-        if rel.endswith(".slides.html"):  # lesson slides: a download, nbconvert's reveal.js
-            continue                      # deck whose MathJax renders its own $…$
-        problems = page_problems(f.read_text(encoding="utf-8"), is_prose(rel))
+        if rel.endswith(".slides.html"):  # a reveal.js deck: its MathJax renders its own
+            problems = [f"loads from outside: {u}"  # $…$ (checked in the browser)
+                        for u in external_references(f.read_text(encoding="utf-8"))]
+        else:
+            problems = page_problems(f.read_text(encoding="utf-8"), is_prose(rel))
         if problems:
             out[rel] = problems
     return out
+class _References(html.parser.HTMLParser):
+    """What a page loads: the src/href of every element but ``<a>`` (a link the reader
+    follows), and the text of its ``<style>`` and ``<script>`` elements."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+        self.code: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "a":
+            self.urls += [v for k, v in attrs if k in ("src", "href") and v]
+        self._in = tag if tag in ("style", "script") else None
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in:
+            self.code.append(data)
+
+
+# CSS/JS comments: /* … */, and // … after a line start, a space, ; { or } (not in a URL)
+_COMMENTS = re.compile(r"/\*.*?\*/|(?:^|(?<=[\s;{}]))//[^\n]*", re.S | re.M)
+_CODE_URLS = re.compile(r"""(?:@import\s+(?:url\(\s*)?|url\(\s*)["']?([^"')\s;]+)"""  # CSS
+                        r"""|["']((?:https?:)?//[^"'\s]+)["']""")  # a URL string in a script
+
+
+def external_references(text: str) -> list[str]:
+    """Every URL outside the page's own folder tree that an HTML page would load: a src/href
+    with a scheme (other than ``data:``) or starting with ``//`` (links ``<a href>`` are
+    the reader's to follow and left out), an ``@import``/``url(...)`` of a style sheet, a
+    URL string in a script (comments are skipped)."""
+    refs = _References()
+    refs.feed(text)
+    urls = list(refs.urls)
+    for code in refs.code:
+        for m in _CODE_URLS.finditer(_COMMENTS.sub(" ", code)):
+            urls.append(m.group(1) or m.group(2))
+    return [u for u in urls if re.match(r"^(//|[a-zA-Z][\w+.-]*:)", u)
+            and not u.startswith("data:")]
+
+
+def page_references(text: str) -> list[str]:
+    """The src/href of every element but ``<a>`` in an HTML page (what it loads)."""
+    refs = _References()
+    refs.feed(text)
+    return refs.urls
+
+
 BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -127,9 +196,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def check_page(context, url: str, screenshot: Path) -> list[str]:
-    problems: list[str] = []
-    page = context.new_page()
+def _watch(page, problems: list[str]) -> None:
+    """Append to ``problems`` each console error, page error, failed request (network error)
+    and HTTP error response of ``page``."""
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
             if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
@@ -137,6 +206,12 @@ def check_page(context, url: str, screenshot: Path) -> list[str]:
                                                        f"({r.failure})"))
     page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}")
             if r.status >= 400 else None)
+
+
+def check_page(context, url: str, screenshot: Path) -> list[str]:
+    problems: list[str] = []
+    page = context.new_page()
+    _watch(page, problems)
     page.goto(url, wait_until="networkidle")
     page.wait_for_timeout(500)  # let KaTeX's auto-render run
     broken = page.eval_on_selector_all(
@@ -155,6 +230,89 @@ def check_page(context, url: str, screenshot: Path) -> list[str]:
     page.close()
     print(f"  {url}: {n_images} images, {n_math} rendered equations, "
           f"{len(problems)} problem(s); screenshot {screenshot}")
+    return problems
+
+
+# JavaScript run in the slides' page.
+#: Resolves true once MathJax has typeset everything queued so far; false without MathJax.
+_MATHJAX_DONE = """() => new Promise(r => {
+  if (!(window.MathJax && MathJax.Hub)) { r(false); return; }
+  setTimeout(() => r(false), 60000);
+  MathJax.Hub.Queue(() => r(true));
+})"""
+#: reveal.js's state, through require.js (which loaded it as an AMD module: no window.Reveal).
+_REVEAL_STATE = """(path) => new Promise(r => {
+  if (typeof require !== 'function') { r({error: 'require.js did not load'}); return; }
+  const timer = setTimeout(() => r({error: 'reveal.js not ready after 30 s'}), 30000);
+  require([path], R => {
+    const done = () => { clearTimeout(timer);
+                         r({ready: R.isReady(), slides: R.getTotalSlides()}); };
+    R.isReady() ? done() : R.on('ready', done);
+  }, err => { clearTimeout(timer); r({error: String(err)}); });
+})"""
+#: The slides' readable text: no scripts (MathJax keeps the TeX there), code, MathJax output.
+_SLIDE_TEXT = """() => {
+  const c = document.querySelector('.reveal .slides').cloneNode(true);
+  c.querySelectorAll('script, style, pre, code, .MathJax_Preview, .mjx-chtml, '
+                     + '.MJX_Assistive_MathML').forEach(e => e.remove());
+  return c.textContent;
+}"""
+#: Index of the first slide with a rendered equation, or -1.
+_FIRST_MATH_SLIDE = """() => [...document.querySelectorAll('.reveal .slides > section')]
+  .findIndex(s => s.querySelector('.mjx-chtml'))"""
+
+
+def check_slides(context, url: str, inside: str, screenshot: Path) -> list[str]:
+    """Open the reveal.js deck at ``url`` with every request whose URL does not start with
+    ``inside`` (the local site, or the site's folder as a ``file://`` URL) aborted; the
+    problems found (see the module's docstring). Prints the requests made and the equations
+    rendered; screenshots the first slide with an equation."""
+    problems: list[str] = []
+    requests: list[str] = []
+    aborted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith((inside, "data:")):
+            r.continue_()
+        else:
+            aborted.append(r.request.url)
+            r.abort()
+
+    page = context.new_page()
+    page.route("**/*", route)
+    page.on("request", lambda r: requests.append(r.url))
+    _watch(page, problems)
+    page.goto(url, wait_until="load")
+    if not page.evaluate(_MATHJAX_DONE):
+        problems.append("MathJax did not load or did not finish typesetting within 60 s")
+    source = page.content()
+    reveal_js = re.search(r"""["']([^"']*/dist/reveal\.js)["']""", source)
+    state = page.evaluate(_REVEAL_STATE, reveal_js.group(1) if reveal_js else "reveal.js")
+    if not state.get("ready"):
+        problems.append(f"reveal.js not initialised: {state}")
+    n_math = page.eval_on_selector_all(".mjx-chtml", "els => els.length")
+    if n_math == 0:
+        problems.append("no equation rendered by MathJax")
+    tex_errors = page.eval_on_selector_all(".mjx-merror", "els => els.map(e => e.textContent)")
+    problems += [f"TeX error: {t[:80]!r}" for t in tex_errors]
+    if "Math Processing Error" in page.evaluate("document.body.textContent"):
+        problems.append("MathJax shows a Math Processing Error")
+    text = page.evaluate(_SLIDE_TEXT)
+    for m in _RAW_MATH.finditer(text):
+        around = " ".join(text[max(0, m.start() - 30):m.end() + 30].split())
+        problems.append(f"raw math in the slides: {m.group(0)!r} in \"…{around}…\"")
+    first = page.evaluate(_FIRST_MATH_SLIDE)
+    if reveal_js and first >= 0:
+        page.evaluate("([path, i]) => new Promise(r => require([path], R => { R.slide(i); "
+                      "r(true); }))", [reveal_js.group(1), first])
+        page.evaluate(_MATHJAX_DONE)  # reveal's slidechanged re-renders the slide's math
+        page.wait_for_timeout(1000)   # the slide transition
+    page.screenshot(path=str(screenshot))
+    page.close()
+    problems += [f"request aborted (outside {inside}): {u}" for u in aborted]
+    print(f"  {url}: {len(requests)} requests ({len(aborted)} outside, aborted), "
+          f"{state.get('slides')} slides, {n_math} rendered equations, {len(problems)} "
+          f"problem(s); screenshot {screenshot}")
     return problems
 
 
@@ -189,6 +347,13 @@ def main(argv: list[str] | None = None) -> int:
                 problems = check_page(context, base + path, out / f"{name}.png")
                 if problems:
                     failures.setdefault(path, []).extend(problems)
+            for path in SLIDES:  # offline: from the server, and as a file
+                for mode, url, inside in (
+                        ("http", base + path, base),
+                        ("file", (site / path).resolve().as_uri(), site.resolve().as_uri() + "/")):
+                    problems = check_slides(context, url, inside, out / f"slides-{mode}.png")
+                    if problems:
+                        failures.setdefault(f"{path} ({mode})", []).extend(problems)
             context.close()
     finally:
         server.shutdown()

@@ -13,7 +13,9 @@
   fails the build (:func:`published_outputs`).
 * **Lessons.** Every ``docs/lessons/NN_slug.py`` becomes the page ``lessons/NN_slug.md`` and
   its downloads (student and solution notebooks, slides, otter autograder archive), built by
-  ``docs/_site/lessons.py`` (executed lessons cached in ``.cache/docs-lessons/``); the
+  ``docs/_site/lessons.py`` (executed lessons cached in ``.cache/docs-lessons/``), and
+  ``lessons/vendor/`` holds the scripts the slides load (reveal.js, require.js, MathJax:
+  ``docs/_site/slides_vendor/``), so that they work offline; the
   "Teaching" section of the navigation lists them in order after the syllabus
   (``lessons/index.md``, whose lesson table is generated), and
   ``lessons/course_streams.npz`` is the course data set
@@ -282,6 +284,9 @@ def on_files(files: Files, config) -> Files:
         body, extra = lessons.site_files(script, execute, published=published_outputs)
         files.append(File.generated(config, f"lessons/{script.stem}.md", content=body))
         for rel, data in extra.items():
+            files.append(File.generated(config, f"lessons/{rel}", content=data))
+    if execute:  # the slides' reveal.js, require.js and MathJax, once: lessons/vendor/
+        for rel, data in lessons.slide_assets().items():
             files.append(File.generated(config, f"lessons/{rel}", content=data))
     import tempfile
 

@@ -11,12 +11,14 @@ One source per lesson, the solution version (format: ``docs/lessons/README.md``)
   ``...``. No otter code runs in the student notebook (no ``grader.check`` cells, no init
   cell): the lesson's own check cells report "not yet";
 * **slides** — nbconvert's reveal.js exporter on the executed solution notebook, a new slide
-  at every ``## `` heading;
+  at every ``## `` heading, titled with the lesson's title; they work offline: reveal.js,
+  require.js and MathJax come from a ``vendor/`` folder beside them (``slides.py``);
 * **the page** — the executed notebook as Markdown, each exercise shown as its student
   version with the solution folded under it (:func:`page_notebook`).
 
 ``python docs/_site/lessons.py --out handout`` writes ``student/``, ``solution/``,
-``autograder/`` and ``slides/`` for every lesson (``make lessons``); a teacher hands out
+``autograder/`` and ``slides/`` (with ``slides/vendor/``) for every lesson (``make
+lessons``); a teacher hands out
 ``student/*.ipynb`` and grades the returned notebooks with ``otter run -a
 autograder/NN_slug-autograder.zip submission.ipynb`` (or uploads the archive to Gradescope).
 The site's build (``hooks.py``) and the tests (``tests/teaching/test_lessons.py``) call the
@@ -41,7 +43,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "docs" / "lessons"
 TAGS = ("exercise", "check", "slider")
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _MARKERS = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\b")
 
 
@@ -331,23 +332,31 @@ def page_notebook(nb):
     return out
 
 
-def slides_html(nb) -> str:
-    """reveal.js slides of an executed notebook: a new slide at each ``#``/``##`` heading,
-    the rest continues the slide; sliders as their figure at the default values
-    (nbconvert's SlidesExporter: reveal.js and MathJax come from their CDNs, so the slides
-    need a network connection when opened)."""
-    from nbconvert import SlidesExporter
+def _slides():
+    """``docs/_site/slides.py`` (the slides and their vendored scripts), loaded once: this
+    folder holds scripts, not a package."""
+    import importlib.util
 
-    nb = copy.deepcopy(nb)
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):  # a slider shows its figure (PNG), not a
-            output.get("data", {}).pop(WIDGET_MIME, None)  # widget with no kernel behind it
-        first = cell.source.lstrip().split("\n", 1)[0] if cell.cell_type == "markdown" else ""
-        kind = "slide" if re.match(r"#{1,2} ", first) else "-"
-        cell.metadata["slideshow"] = {"slide_type": kind}
-    body, _ = SlidesExporter().from_notebook_node(nb)
-    return body
+    name = "lds_docs_slides"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("slides.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def slides_html(nb, script: Path) -> str:
+    """reveal.js slides of the executed notebook of lesson ``script``, titled with the
+    lesson's title; they load their scripts from a ``vendor/`` folder beside them
+    (:func:`slide_assets`), so they work offline (``docs/_site/slides.py``)."""
+    return _slides().slides_html(nb, title=lesson_title(script))
+
+
+def slide_assets() -> dict[str, bytes]:
+    """The files the slides need beside them: ``{"vendor/<path>": bytes}`` (reveal.js,
+    require.js, MathJax; ``docs/_site/slides_vendor/``)."""
+    return _slides().vendor_files()
 
 
 def lesson_title(script: Path) -> str:
@@ -362,9 +371,10 @@ def _cache_key(script: Path) -> str:
     import hashlib
 
     h = hashlib.sha256(script.read_bytes())
-    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + [Path(__file__)]:
-        h.update(f.as_posix().encode())
-        h.update(f.read_bytes())
+    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + [Path(__file__), _slides().__file__]:
+        h.update(Path(f).as_posix().encode())
+        h.update(Path(f).read_bytes())
+    h.update(_slides().vendor_digest().encode())  # the slides' scripts and their paths
     return h.hexdigest()[:20]
 
 
@@ -395,7 +405,7 @@ def site_files(script: Path, run: bool, published=None) -> tuple[str, dict[str, 
             if "autograder" in paths:
                 shutil.copyfile(paths["autograder"], tmp / f"{stem}-autograder.zip")
             nbformat.write(read_lesson(script), tmp / f"{stem}.solution.ipynb")
-            (tmp / f"{stem}.slides.html").write_text(slides_html(executed))
+            (tmp / f"{stem}.slides.html").write_text(slides_html(executed, script))
             (tmp / "done").write_text("")
             for old in cache.parent.glob(f"{stem}-*"):
                 if old != tmp:
@@ -447,9 +457,12 @@ def build(out: Path, *, execute_slides: bool = True) -> dict[str, dict[str, Path
         if execute_slides:
             paths["slides"] = out / "slides" / f"{script.stem}.slides.html"
             paths["slides"].parent.mkdir(parents=True, exist_ok=True)
-            paths["slides"].write_text(slides_html(execute(solution)))
+            paths["slides"].write_text(slides_html(execute(solution), script))
         made[script.stem] = paths
         print(f"{script.stem}: " + ", ".join(str(p.relative_to(out)) for p in paths.values()))
+    if execute_slides:  # once, beside every lesson's slides
+        vendor = _slides().publish_vendor(out / "slides")
+        print(f"slides' scripts: {vendor.relative_to(out)}/")
     return made
 
 
