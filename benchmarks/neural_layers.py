@@ -77,6 +77,8 @@ LAYERS = {
     "las": "LaS attention (full)",
     "las-chunk": "LaS-chunk (chunk 128)",
     "sdpa": "SDPA causal attention (baseline)",
+    # LaS's head layout (8 heads of d/8): the like-for-like fused baseline for full LaS
+    "sdpa-h8": "SDPA causal attention, 8 heads",
     # the long-sequence paths with activation recomputation (lds_toolkit.neural.recompute)
     "s4-dplr-rc": "S4 (DPLR) + recomputation",
     "stu-exact-rc": "STU exact + recomputation",
@@ -129,6 +131,8 @@ def build(name: str, d_model: int, L: int):
         return neural.LaSAttention(d_model, chunk_size=128), ""
     if name == "sdpa":
         return neural.SelfAttention(d_model, n_heads=1, causal=True, seed=0), ""
+    if name == "sdpa-h8":
+        return neural.SelfAttention(d_model, n_heads=8, causal=True, seed=0), ""
     raise ValueError(f"unknown layer {name!r}")
 
 

@@ -1,9 +1,8 @@
 """Benchmark numbers typed into the layers page are those of the committed benchmark runs.
 
-``docs/layers/README.md``'s LaS and SDPA rows (marked †) and its paragraph on the allocator
-quote ``docs/results/cpu-evidence/neural_layers_las.json`` and
-``neural_layers_las_malloc32m.json`` (``benchmarks/neural_layers.py --json``); a rerun that
-changes them fails here until the page follows.
+``docs/layers/README.md``'s LaS and SDPA rows (marked †) and the paragraph under them quote
+``docs/results/cpu-evidence/neural_layers_las.json`` (``benchmarks/neural_layers.py --json``);
+a rerun that changes them fails here until the page follows.
 """
 
 from __future__ import annotations
@@ -16,16 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 EVIDENCE = ROOT / "docs" / "results" / "cpu-evidence"
 PAGE = ROOT / "docs" / "layers" / "README.md"
 ROWS = {"las": "LaS attention (full)†", "las-chunk": "LaS-chunk (chunk 128)†",
+        "sdpa-h8": "SDPA causal attention, 8 heads†",
         "sdpa": "SDPA causal attention (baseline)†"}
 
 
 def _seconds(cell: str) -> float:
     value, unit = cell.split()
     return float(value) * (1e-3 if unit == "ms" else 1.0)
-
-
-def _three_digits(x: float) -> float:
-    return float(f"{x:.3g}")
 
 
 def test_the_dagger_rows_are_the_committed_run():
@@ -46,17 +42,34 @@ def test_the_dagger_rows_are_the_committed_run():
         assert float(growth[2]) == round(run["16384"]["peak_mb"] / run["4096"]["peak_mb"], 1)
 
 
-def test_the_allocator_paragraph_is_the_committed_run():
-    results = json.loads((EVIDENCE / "neural_layers_las_malloc32m.json").read_text())["results"]
+def test_the_dagger_paragraph_is_the_committed_run():
+    """The ratios the paragraph under the table quotes are those of the committed run."""
+    info = json.loads((EVIDENCE / "neural_layers_las.json").read_text())
+    r = info["results"]
     text = " ".join(PAGE.read_text().split())
-    las, sdpa = results["las"], results["sdpa"]
-    expected = (f"full LaS takes {_three_digits(las['4096']['time_s'])} s at 4096 and "
-                f"{_three_digits(las['16384']['time_s'])} s at 16384 (SDPA "
-                f"{_three_digits(sdpa['4096']['time_s']):.2f} s and "
-                f"{_three_digits(sdpa['16384']['time_s'])} s: "
-                f"{las['4096']['time_s'] / sdpa['4096']['time_s']:.1f}x and "
-                f"{las['16384']['time_s'] / sdpa['16384']['time_s']:.1f}x)")
-    assert expected in text
+
+    def t(name, length):
+        return r[name][str(length)]["time_s"]
+
+    expected = [
+        f"--layers {' '.join(info['args']['layers'])}",
+        f"load average {info['load_start'].split(',')[0]} at the start and "
+        f"{info['load_end'].split(',')[0]} at the end, {info['date']}",
+        f"({t('sdpa-h8', 16384) / t('sdpa', 16384):.2f}x at 16384)",
+        f"({round(r['las']['1024']['peak_mb'])} MB at 1024, "
+        f"{t('las', 1024) / t('sdpa', 1024):.1f}x the baseline in time)",
+        f"full LaS takes {t('las', 16384) / t('sdpa-h8', 16384):.2f}x the time of SDPA with its "
+        f"own head layout at 16384 ({t('las', 4096) / t('sdpa-h8', 4096):.2f}x at 4096) and "
+        f"{r['las']['16384']['peak_mb'] / r['sdpa']['16384']['peak_mb']:.2f}x the baseline's "
+        "memory",
+        f"({t('las-chunk', 16384) / t('sdpa', 16384):.2f}x at 16384)",
+    ]
+    old = json.loads((EVIDENCE / "neural_layers_las_explicit_scores.json").read_text())
+    las = old["results"]["las"]["16384"]
+    expected.append(f"The explicit scores took {las['time_s']:.0f} s and "
+                    f"{round(las['peak_mb'])} MB at 16384")
+    for phrase in expected:
+        assert phrase in text, phrase
 
 
 def test_the_cuda_section_shows_the_committed_rehearsal_log():

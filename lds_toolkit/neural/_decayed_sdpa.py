@@ -11,7 +11,8 @@ The decay factors: ``exp(-alpha (i - j)) = exp(-alpha (i - c)) * exp(alpha (j - 
     s[i, j] = scale * (exp(-alpha (i - c)) q_i) . (exp(alpha (j - c)) k_j),
 
 so the tile is ordinary causal attention, aligned at the lower right (query ``c + t`` sees the
-keys up to ``c + t``), of rescaled queries and keys: torch's fused
+keys up to ``c + t``), of rescaled queries and keys (with small decays, ``max(alpha) L <= 30``,
+one tile covers the sequence: one causal SDPA call): torch's fused
 :func:`~torch.nn.functional.scaled_dot_product_attention` (flash attention on a CPU: no
 T x (c + T) score tensor leaves the cache, forward or backward). Per tile the rescaling costs
 O((c + T) d), against the attention's O(T (c + T) d).
@@ -54,16 +55,17 @@ MAX_EXPONENT = 30.0
 TILE_STEP = 64
 
 
-def eld_tile(alpha: Tensor, block: int) -> int:
-    """Queries per tile for decays ``alpha`` (H,): ``block``, or the largest multiple of
-    ``TILE_STEP`` below it with ``max(alpha) * tile <= MAX_EXPONENT``; 0 when even
-    ``TILE_STEP`` queries are too many (decays above ``MAX_EXPONENT / TILE_STEP`` = 0.47 per
-    token: the caller then computes explicit scores). Reads ``alpha`` on the host."""
+def eld_tile(alpha: Tensor, length: int) -> int:
+    """Queries per tile for decays ``alpha`` (H,) over ``length`` queries: ``length`` (one
+    call) while ``max(alpha) * length <= MAX_EXPONENT``, else the largest multiple of
+    ``TILE_STEP`` that keeps it; 0 when even ``TILE_STEP`` queries are too many (decays
+    above ``MAX_EXPONENT / TILE_STEP`` = 0.47 per token: the caller then computes explicit
+    scores). Reads ``alpha`` on the host."""
     amax = float(alpha.max()) if alpha.numel() else 0.0
     if not math.isfinite(amax) or amax < 0:
         return 0
-    if amax * block <= MAX_EXPONENT:
-        return block
+    if amax * length <= MAX_EXPONENT:
+        return length
     tile = int(MAX_EXPONENT / amax) // TILE_STEP * TILE_STEP
     return tile if tile >= TILE_STEP else 0
 
@@ -71,8 +73,8 @@ def eld_tile(alpha: Tensor, block: int) -> int:
 def eld_sdpa(q: Tensor, k: Tensor, v: Tensor, alpha: Tensor, tile: int) -> Tensor:
     """Causal attention with ELD-decayed scores (module docstring) of ``q, k`` (N, H, L, d)
     and ``v`` (N, H, L, dv), decays ``alpha`` (H,), score scale ``1 / sqrt(d)``, in query
-    tiles of ``tile`` (:func:`eld_tile`). Computed in float32 (float64 for float64 inputs),
-    autocast off; the output has ``q``'s dtype."""
+    tiles of ``tile`` (:func:`eld_tile`; one causal call when ``tile >= L``). Computed in
+    float32 (float64 for float64 inputs), autocast off; the output has ``q``'s dtype."""
     dtype = q.dtype
     work = work_dtype(dtype)
     n = q.shape[-2]
@@ -86,8 +88,11 @@ def eld_sdpa(q: Tensor, k: Tensor, v: Tensor, alpha: Tensor, tile: int) -> Tenso
             e = min(c + tile, n)
             q_tile = q[..., c:e, :] * torch.exp(-a * (pos[c:e] - c))[..., None]
             k_tile = k[..., :e, :] * torch.exp(a * (pos[:e] - c))[..., None]
+            # the first tile's keys start with its queries: plain causal, which the kernel
+            # runs without a mask tensor; later tiles see every earlier key (lower right)
+            mask = None if c == 0 else causal_lower_right(e - c, e)
             tiles.append(F.scaled_dot_product_attention(
-                q_tile, k_tile, v[..., :e, :], attn_mask=causal_lower_right(e - c, e),
+                q_tile, k_tile, v[..., :e, :], attn_mask=mask, is_causal=c == 0,
                 scale=scale))
         out = tiles[0] if len(tiles) == 1 else torch.cat(tiles, dim=-2)
     return out.to(dtype)

@@ -199,7 +199,7 @@ def las_attention(
 
     if (slopes is None and backend == "auto" and q.device.type == "cpu"
             and q.shape[-2] > block and not torch.compiler.is_compiling()):
-        tile = eld_tile(a, block)
+        tile = eld_tile(a, q.shape[-2])
         if tile:  # fused SDPA on tiles of rescaled queries and keys (._decayed_sdpa)
             return eld_sdpa(q, k, v, a, tile)
 

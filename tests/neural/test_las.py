@@ -268,15 +268,16 @@ def _explicit_scores_refused(monkeypatch):
 
 
 def test_eld_tile_bounds_the_rescaling():
-    """Tiles of ``block`` queries while max(alpha) * block <= 30, else the largest multiple
+    """One tile of the whole sequence while max(alpha) * L <= 30, else the largest multiple
     of 64 that keeps it; none above 30/64 per token, for NaN or negative decays."""
     from lds_toolkit.neural._decayed_sdpa import eld_tile
 
     f = torch.tensor
-    assert eld_tile(f([0.0, 0.01]), 1024) == 1024  # 10.24 <= 30
-    assert eld_tile(f([0.0, 0.1]), 1024) == 256    # 300 tokens -> 256
-    assert eld_tile(f([0.46]), 1024) == 64         # 65 tokens -> 64
-    assert eld_tile(f([0.47]), 1024) == 0          # 63 tokens: below one step
+    assert eld_tile(f([0.0, 0.001]), 16384) == 16384  # 16.4 <= 30: one causal call
+    assert eld_tile(f([0.0, 0.01]), 16384) == 2944    # 3000 tokens -> 2944
+    assert eld_tile(f([0.0, 0.1]), 1024) == 256       # 300 tokens -> 256
+    assert eld_tile(f([0.46]), 1024) == 64            # 65 tokens -> 64
+    assert eld_tile(f([0.47]), 1024) == 0             # 63 tokens: below one step
     assert eld_tile(f([0.0]), 100) == 100
     assert eld_tile(f([float("nan")]), 1024) == eld_tile(f([-0.1]), 1024) == 0
     for a in (1e-3, 0.02, 0.3):
@@ -287,14 +288,14 @@ def test_eld_tile_bounds_the_rescaling():
 @pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("rates,block", [((0.0, 0.01, 0.05, 0.1), 48),
                                          ((0.0, 0.05, 0.2, 0.4), 100)],
-                         ids=["tiles-of-block", "tiles-of-64"])
+                         ids=["one-call", "tiles-of-64"])
 def test_tiled_sdpa_route_equals_autograd_of_the_explicit_matrix(order, rates, block,
                                                                  monkeypatch):
     """On a CPU beyond one block of queries without ALiBi, LaS is fused SDPA on query tiles
     of rescaled queries and keys: output and q, k, v gradients equal autograd through eq. 3's
-    L x L form in float64 to round-off, over 4 tiles of ``block`` queries, and over tiles cut
-    to 64 queries by the decay 0.4 (30 / 0.4 = 75), where keys 86 tokens back carry factors
-    of e^-34."""
+    L x L form in float64 to round-off, in one causal call (150 tokens at decays up to 0.1:
+    factors within e^+-15) and over tiles cut to 64 queries by the decay 0.4 (30 / 0.4 =
+    75), where keys 86 tokens before a tile carry factors of e^-34."""
     _explicit_scores_refused(monkeypatch)
     q, k, v = qkv(n=2, t=150, d=4, seed=6)
     alpha = torch.tensor(rates, dtype=F64)
