@@ -60,8 +60,12 @@ def eld_tile(alpha: Tensor, length: int) -> int:
     call) while ``max(alpha) * length <= MAX_EXPONENT``, else the largest multiple of
     ``TILE_STEP`` that keeps it; 0 when even ``TILE_STEP`` queries are too many (decays
     above ``MAX_EXPONENT / TILE_STEP`` = 0.47 per token: the caller then computes explicit
-    scores). Reads ``alpha`` on the host."""
-    amax = float(alpha.max()) if alpha.numel() else 0.0
+    scores). Reads ``alpha`` on the host; where it cannot be read (inside ``torch.func.vmap``
+    of stacked runs, whose buffers are batched tensors), 0."""
+    try:
+        amax = float(alpha.max()) if alpha.numel() else 0.0
+    except RuntimeError:  # vmap: "calling .item() on a Tensor" is refused
+        return 0
     if not math.isfinite(amax) or amax < 0:
         return 0
     if amax * length <= MAX_EXPONENT:

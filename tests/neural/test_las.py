@@ -340,6 +340,27 @@ def test_tiled_sdpa_route_under_bf16_autocast_stays_within_one_percent(monkeypat
         assert float((a.float() - b).abs().max() / b.abs().max()) < 0.01
 
 
+def test_stacked_runs_beyond_one_block_under_vmap():
+    """train_group stacks runs under torch.func.vmap, where the decays are batched tensors
+    that cannot be read on the host: LaS beyond one block then keeps the explicit scores,
+    and the stacked outputs equal each model's own."""
+    import copy
+
+    from torch.func import functional_call, stack_module_state, vmap
+
+    from lds_toolkit.neural._validation import input_checks
+
+    torch.manual_seed(0)
+    models = [LaSAttention(16, n_heads=2) for _ in range(2)]
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0])
+    x = torch.randn(2, 1, 1030, 16, generator=torch.Generator().manual_seed(1))
+    with input_checks(False):
+        y = vmap(lambda p, b, xi: functional_call(base, (p, b), (xi,)))(params, buffers, x)
+    for i, model in enumerate(models):
+        torch.testing.assert_close(y[i], model(x[i]), rtol=0, atol=1e-5)
+
+
 def test_dense_route_computes_each_tiles_bias_once(monkeypatch):
     """The decay and bias of a causal tile are computed once and shared by every piece of
     the batch (per piece they were recomputed once per sequence: at L = 2048 about a quarter
