@@ -143,15 +143,15 @@ else
     # workers compile the compiled-route tests side by side
     XDIST=()
     "$PYTHON" -c "import xdist" 2>/dev/null && XDIST=(-n 4)
-    part gpu-tests "${BOX_TESTS:-70}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider \
+    part gpu-tests "${BOX_TESTS:-90}" "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider \
         "${XDIST[@]}" tests/neural tests/neural_experiments
-    part layers "${BOX_LAYERS:-140}" "$PYTHON" benchmarks/neural_layers.py --device cuda \
+    part layers "${BOX_LAYERS:-130}" "$PYTHON" benchmarks/neural_layers.py --device cuda \
         --lengths 4096 16384 65536 --layers sdpa s4plusplus s4-dplr-rc stu-exact-rc focus-rc \
         s4 s4-dplr focus las-chunk stu-exact --batch 8 --d-model 256 --min-repeats 2 \
         --min-time 0.3 --timeout 30 --fractions --json "$OUT/layers.json" \
         --markdown "$OUT/layers.md"
     # 5 rows x 25 s: eager fp32, tf32, bf16 first, then compiled bf16, fp32, tf32
-    part training "${BOX_TRAINING:-135}" "$PYTHON" benchmarks/training_steps.py --device cuda \
+    part training "${BOX_TRAINING:-125}" "$PYTHON" benchmarks/training_steps.py --device cuda \
         --stack 8 --steps 20 --warmup-steps 10 --read-every 5 --row-timeout 25 \
         --json "$OUT/training.json" --markdown "$OUT/training.md"
     part bf16-loss "${BOX_BF16:-60}" "$PYTHON" benchmarks/bf16_training.py --device cuda \

@@ -56,12 +56,13 @@ def test_bf16_training_of_a_las_like_model_tracks_its_float32_loss():
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_each_precision_and_cuda_graphs_train_on_cuda_to_the_cpu_losses():
-    """On CUDA, the las-ablation model's small sibling trained 12 steps at each precision,
-    eager and compiled (``compile=True``: inductor with CUDA graphs, ``reduce-overhead``;
-    reading every 4th step, so outputs of earlier graph replays must not be read late),
-    against the CPU's float32 run: fp32 within float32 round-off of a different device
-    (1e-3), tf32 (10-bit mantissa matrix products) and bf16 within 2 % at every step; the
-    compiled runs within the same bounds of the eager ones. Nothing stays switched on."""
+    """On CUDA, the las-ablation model's small sibling trained 12 steps at each precision
+    eagerly, and in bf16 compiled (``compile=True``: inductor with CUDA graphs,
+    ``reduce-overhead``, the way the gpu scale trains; reading every 4th step, so outputs of
+    earlier graph replays must not be read late; one compilation, to stay inside
+    gpu_check.sh's time box), against the CPU's float32 run: fp32 within float32 round-off
+    of a different device (1e-3), tf32 (10-bit mantissa matrix products) and bf16 within 2 %
+    at every step. Nothing stays switched on."""
     data = listops(128, min_length=16, max_length=40, rng=0)
     kw = dict(steps=12, batch_size=8, lr=1e-2, warmup=5, crop=True, seed=1, log_every=4)
     cpu = train(_las_like(), data, **kw).history["loss"]
@@ -69,7 +70,7 @@ def test_each_precision_and_cuda_graphs_train_on_cuda_to_the_cpu_losses():
     bounds = {"fp32": 1e-3, "tf32": 0.02, "bf16": 0.02}
     try:
         for precision, rtol in bounds.items():
-            for compiled in (False, True):
+            for compiled in (False, True) if precision == "bf16" else (False,):
                 model = _las_like()
                 res = train(model, data, device="cuda", precision=precision,
                             compile=compiled, **kw)
