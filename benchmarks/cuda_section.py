@@ -77,7 +77,9 @@ minutes, each part in a time box so that one failure does not eat the slot:
 Everything goes, as it is measured, to `benchmarks/results/<device>-<date>/`, with
 `summary.md`. Run it with `bash benchmarks/gpu_check.sh` on the GPU machine (first
 `bash benchmarks/gpu_check.sh --fetch-wheels` where the package index is reachable: those
-machines lack python-control; carry `benchmarks/wheels/` along). `--cpu-smoke` runs every
+machines lack python-control; carry `benchmarks/wheels/` along; the run installs them into
+`benchmarks/.device-site/`). Through a tool that returns a few files only, add
+`--bundle $OUT/gpu-check.tar.gz`: one archive of the whole results directory. `--cpu-smoke` runs every
 part at tiny sizes on a CPU (about a minute; `tests/neural_experiments/test_gpu_check.py`,
 slow). To put a run here: copy its directory to `docs/results/gpu-check/` and run
 `python benchmarks/bench_table.py --write-docs --from-json docs/img/benchmarks/bench.json`."""

@@ -9,7 +9,12 @@
 #   bash benchmarks/gpu_check.sh --fetch-wheels  # before: pure-Python wheels the GPU
 #                                                # machine lacks (python-control, ...)
 #
-# Options: --out DIR (default benchmarks/results/<device>-<date>), PYTHON=... (default: the
+# Through the device tool (it returns files from $OUT only, at most 8): carry
+# benchmarks/wheels and run `bash benchmarks/gpu_check.sh --bundle $OUT/gpu-check.tar.gz`;
+# unpack the archive into docs/results/gpu-check/ here.
+#
+# Options: --out DIR (default benchmarks/results/<device>-<date>), --bundle FILE (a .tar.gz of
+# that directory at the end), PYTHON=... (default: the
 # worktree's .venv/bin/python when present, else python3). Each part's box in seconds can be
 # changed with BOX_TESTS, BOX_LAYERS, BOX_TRAINING, BOX_BF16, BOX_SLICE (defaults sum to
 # 445 s; with start-up and the summary the run stays under 8 minutes).
@@ -18,12 +23,13 @@
 # python-control and no package index (FACTS.md): --fetch-wheels downloads the pure-Python
 # wheels of what lds_toolkit and its tests need beyond those into benchmarks/wheels/ (git
 # ignores it: give it to the run as carried files), and a run installs the missing ones from
-# there with pip --no-index. lds_toolkit itself is used from this checkout (PYTHONPATH).
+# there with pip --no-index into benchmarks/.device-site/ (on PYTHONPATH, like this checkout).
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MODE=gpu
 OUT=""
+BUNDLE=""
 WHEELS="$ROOT/benchmarks/wheels"
 # import name -> distribution of the wheels a GPU machine may lack
 PURE=(control:control joblib:joblib threadpoolctl:threadpoolctl tqdm:tqdm
@@ -33,7 +39,8 @@ while [ $# -gt 0 ]; do
         --cpu-smoke) MODE=smoke ;;
         --out) OUT="$2"; shift ;;
         --fetch-wheels) MODE=fetch ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        --bundle) BUNDLE="$2"; shift ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "gpu_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -47,16 +54,17 @@ if [ "$MODE" = fetch ]; then
     for pair in "${PURE[@]}"; do dists+=("${pair#*:}"); done
     exec "$PYTHON" -m pip download --no-deps --only-binary=:all: -d "$WHEELS" "${dists[@]}"
 fi
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-
-# what the machine lacks, from the wheels brought along (nothing is downloaded here)
+# what the machine lacks, from the wheels brought along (nothing is downloaded here), into a
+# folder of this checkout on PYTHONPATH rather than into the machine's own environment
+SITE="$ROOT/benchmarks/.device-site"
+export PYTHONPATH="$ROOT:$SITE${PYTHONPATH:+:$PYTHONPATH}"
 for pair in "${PURE[@]}"; do
     mod="${pair%%:*}"; dist="${pair#*:}"
     if ! "$PYTHON" -c "import $mod" 2>/dev/null; then
         wheel=$(ls "$WHEELS"/"${dist//-/_}"-*.whl 2>/dev/null | head -1)
         if [ -n "$wheel" ]; then
-            "$PYTHON" -m pip install --quiet --no-index --no-deps "$wheel" \
-                || echo "gpu_check.sh: could not install $wheel" >&2
+            "$PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --upgrade \
+                --target "$SITE" "$wheel" || echo "gpu_check.sh: could not install $wheel" >&2
         else
             echo "gpu_check.sh: $mod is missing and no wheel of $dist is in $WHEELS" >&2
         fi
@@ -164,3 +172,9 @@ fi
     || echo "gpu_check.sh: the summary failed (the parts' outputs are in $OUT)" >&2
 echo "== done in $(( $(date +%s) - START )) s: $OUT/summary.md"
 cat "$OUT/summary.md"
+if [ -n "$BUNDLE" ]; then
+    # the device tool brings back at most 8 files, two folders deep: one archive of them all
+    tar czf "$BUNDLE" -C "$(dirname "$OUT")" "$(basename "$OUT")" \
+        && echo "== bundle: $BUNDLE ($(du -k "$BUNDLE" | cut -f1) KiB)" \
+        || echo "gpu_check.sh: could not write the bundle $BUNDLE" >&2
+fi
