@@ -35,7 +35,10 @@ the decay around one centre for the whole sequence, and CUDA's bf16 kernels turn
 more than one block of queries (``block``, 1024 by default: no committed run meets that
 length), when LaS has no ALiBi and :func:`eld_tile` finds a tile; everywhere else it uses the
 float32 scores of :mod:`._scored_attention`. Tests pin the two against eq. 3's explicit
-L x L form (outputs and gradients, float64).
+L x L form (outputs and gradients, float64). Under ``torch.func.vmap`` (runs stacked by
+:func:`~lds_toolkit.neural.run_group.train_group`) the decays cannot be read on the host, so
+stacked runs keep the explicit scores: the same equation by another kernel, so a stacked run
+beyond one block differs from the run alone by float32 round-off per step, not bit for bit.
 """
 
 from __future__ import annotations
