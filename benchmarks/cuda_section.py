@@ -79,9 +79,10 @@ Everything goes, as it is measured, to `benchmarks/results/<device>-<date>/`, wi
 `bash benchmarks/gpu_check.sh --fetch-wheels` where the package index is reachable: those
 machines lack python-control; carry `benchmarks/wheels/` along; the run installs them into
 `benchmarks/.device-site/`). Through a tool that returns a few files only, add
-`--bundle $OUT/gpu-check.tar.gz`: one archive of the whole results directory. `--cpu-smoke` runs every
-part at tiny sizes on a CPU (about a minute; `tests/neural_experiments/test_gpu_check.py`,
-slow). To put a run here: copy its directory to `docs/results/gpu-check/` and run
+`--bundle $OUT/gpu-check.tar.gz`: one archive of the whole results directory.
+`--cpu-smoke` runs every part at tiny sizes on a CPU (about a minute;
+`tests/neural_experiments/test_gpu_check.py`, slow). To put a run here: copy its directory
+(or unpack its archive) to `docs/results/gpu-check/` and run
 `python benchmarks/bench_table.py --write-docs --from-json docs/img/benchmarks/bench.json`."""
 
 
