@@ -146,7 +146,10 @@ DOC = ROOT.parent / "docs" / "architecture.md"
 
 
 def declared_layers(text: str) -> dict[str, int]:
-    """Package prefix -> rank, from the layer table between the markers of the page."""
+    """Package prefix -> rank, from the layer table between the markers of the page.
+
+    A row may name ``pkg._*``: the private modules directly inside ``pkg`` (its shared
+    helpers), kept as the key ``pkg._``."""
     table = text[text.index("<!-- layers:begin -->"):text.index("<!-- layers:end -->")]
     ranks: dict[str, int] = {}
     for line in table.splitlines():
@@ -159,12 +162,17 @@ def declared_layers(text: str) -> dict[str, int]:
     return ranks
 
 
+def _matches(module: str, prefix: str) -> bool:
+    if prefix.endswith("._"):  # pkg._*: a private module directly inside pkg
+        rest = module[len(prefix) - 1:] if module.startswith(prefix) else ""
+        return rest.startswith("_") and "." not in rest
+    return module == prefix or module.startswith(prefix + ".")
+
+
 def layer_of(module: str, ranks: dict[str, int]) -> str:
-    """The longest declared prefix of ``module`` (``lds_toolkit._`` for private helpers)."""
-    parts = module.split(".")
-    if len(parts) == 2 and parts[1].startswith("_"):
-        return f"{PACKAGE}._"
-    candidates = [p for p in ranks if module == p or module.startswith(p + ".")]
+    """The longest declared prefix of ``module`` (``pkg._`` for the private helpers of
+    ``pkg`` where a row declares ``pkg._*``)."""
+    candidates = [p for p in ranks if _matches(module, p)]
     assert candidates, f"{module} is in no layer of docs/architecture.md"
     return max(candidates, key=len)
 
@@ -188,6 +196,9 @@ def test_the_layer_check_catches_an_upward_import():
     exp_layer = layer_of(f"{PACKAGE}.experiments.claims", ranks)
     assert ranks[sys_layer] < ranks[exp_layer]
     assert layer_of(f"{PACKAGE}._validation", ranks) == f"{PACKAGE}._"
+    assert _matches(f"{PACKAGE}.neural._cast", f"{PACKAGE}.neural._")
+    assert not _matches(f"{PACKAGE}.neural.layers._fftconv", f"{PACKAGE}.neural._")
+    assert not _matches(f"{PACKAGE}.neural.las", f"{PACKAGE}.neural._")
     assert ranks[layer_of(f"{PACKAGE}.control.lyapunov", ranks)] == \
         ranks[layer_of(f"{PACKAGE}.learning.filters", ranks)]
 
