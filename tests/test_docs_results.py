@@ -132,6 +132,31 @@ def test_quotes_follow_the_numbers_and_fail_on_what_does_not_exist(tmp_path):
             render(f"line 1\n{bad}", results, where="page.md")
 
 
+def test_units_and_benchmark_files_render_from_the_committed_numbers(tmp_path):
+    """``min:.1f`` converts seconds; ``bench`` reads a committed benchmark JSON; a path
+    outside the results root or a missing entry fails."""
+    run = json.loads((RESULTS / "quick" / "cloze" / "run.json").read_text())
+    secs = run["sweep_seconds"]
+    assert render("{{ run quick/cloze sweep_seconds min:.2f }}", RESULTS) == \
+        f"{secs / 60:.2f} min"
+    assert render("{{ run quick/cloze sweep_seconds ms:.0f }}", RESULTS) == \
+        f"{secs * 1e3:.0f} ms"
+    bench = tmp_path / "cpu-evidence"
+    bench.mkdir()
+    (bench / "b.json").write_text(json.dumps({"results": {"las": {"16384": {"t": 25.9}}},
+                                              "ratios": [1.04, 1.14], "cpu": "Xeon"}))
+    assert render("{{ bench cpu-evidence/b.json results/las/16384/t s:.1f }}", tmp_path) \
+        == "25.9 s"
+    assert render("{{ bench cpu-evidence/b.json ratios x:.2f }}", tmp_path) == \
+        "1.04×, 1.14×"
+    for bad, why in (("{{ bench cpu-evidence/b.json results/sdpa }}", "no entry 'sdpa'"),
+                     ("{{ bench ../b.json ratios }}", "not DIR/FILE.json"),
+                     ("{{ bench cpu-evidence/none.json ratios }}", "no committed benchmark"),
+                     ("{{ bench cpu-evidence/b.json cpu min }}", "needs a number")):
+        with pytest.raises(QuoteError, match=why):
+            render(bad, tmp_path)
+
+
 def test_the_held_out_seed_sweep_covers_every_quick_claim_and_its_quote():
     """docs/results/quick/base-seeds-held-out.json: the same sweep on base seeds 10-19, run
     after the quick budgets were fixed on seeds 0-9 (``build_seed_sweep.py --seeds 10-19

@@ -44,6 +44,14 @@ optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``)
 ``run SCALE/NAME KEY [FMT]``
     An entry of ``run.json`` (``sweep_seconds``, ``date``, ``jobs``; a list, such as
     ``load_average`` at the start and end of the sweep, as ``a–b``).
+``bench DIR/FILE.json PATH [FMT]``
+    The number at ``PATH`` of a committed benchmark run, a JSON file under the results root
+    (``cpu-evidence/neural_layers_las.json``, written by a script of ``benchmarks/``); a list
+    or dict as for ``value``.
+
+A duration in seconds takes a unit in ``FMT``: ``min:.1f`` divides by 60 and appends
+`` min`` (``43.3 min``), likewise ``h`` (hours), ``s``, ``ms`` and ``us``
+(micro-seconds, written ``µs``); ``x:.2f`` appends ``×`` to a ratio.
 
 Numbers in e-notation print compactly: ``1.29e6``, ``1.6e-4`` (``.1e`` gives the latter).
 An opening bracket is written ``&#91;`` (Markdown would read ``[a] [b]`` as a link).
@@ -106,9 +114,23 @@ class Runs:
             raise QuoteError(f"{run}: {exc.args[0]}") from None
 
 
+#: Units a duration in seconds (or a ratio) can be given in a quote's format: unit ->
+#: (factor from the stored number, suffix), as in ``min:.1f``.
+UNITS = {"h": (1 / 3600, " h"), "min": (1 / 60, " min"), "s": (1.0, " s"),
+         "ms": (1e3, " ms"), "us": (1e6, " µs"), "x": (1.0, "×")}
+
+
 def format_number(x, fmt: str = ".3g") -> str:
     """``x`` with the format specification ``fmt``; e-notation compact (``1.29e6``,
-    ``1.6e-4``); NaN as ``nan`` (a quoted NaN is a visible fact, not a crash)."""
+    ``1.6e-4``); NaN as ``nan`` (a quoted NaN is a visible fact, not a crash). ``fmt`` may
+    start with a unit of :data:`UNITS` (``min:.1f``, ``ms``): the number is converted from
+    seconds and the unit appended."""
+    unit, sep, rest = fmt.partition(":")
+    if unit in UNITS:
+        factor, suffix = UNITS[unit]
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            raise QuoteError(f"unit {unit!r} needs a number, got {x!r}")
+        return format_number(x * factor, rest if sep else ".3g") + suffix
     if isinstance(x, bool) or not isinstance(x, int | float):
         return str(x)
     if isinstance(x, float) and not math.isfinite(x):
@@ -287,13 +309,32 @@ def _sweep(runs: Runs, run: str, args: list[str]) -> str:
             f"{len(sweep['claims'])} experiments, base seeds {_seed_span(sweep['seeds'])})")
 
 
+def _bench(runs: Runs, file: str, args: list[str]) -> str:
+    if ".." in file.split("/") or not file.endswith(".json"):
+        raise QuoteError(f"bench: {file!r} is not DIR/FILE.json under the results root")
+    try:
+        data = read_json_file(runs.root / file, SUMMARY_MAX_BYTES)
+    except FileNotFoundError:
+        raise QuoteError(f"no committed benchmark run {runs.root / file}") from None
+    except ValueError as exc:
+        raise QuoteError(f"{file}: {exc}") from None
+    try:
+        value = lookup(data, args[0])
+    except PathError as exc:
+        raise QuoteError(f"{file}: {exc.args[0]}") from None
+    fmt = _fmt_arg(args, 1)
+    if isinstance(value, list | dict):
+        return ", ".join(format_number(v, fmt) for v in _flatten(value))
+    return format_number(value, fmt)
+
+
 #: The seed sweep of a scale, beside its runs (``docs/results/quick/base-seeds.json``).
 SEED_SWEEP = "base-seeds.json"
 
 FUNCTIONS: dict[str, Callable[[Runs, str, list[str]], str]] = {
     "value": _value, "median": _median, "range": _range, "count": _count, "ratio": _ratio,
     "claim": _claim, "verdict": _verdict, "seeds": _seeds, "sweep": _sweep,
-    "run": _run_entry}
+    "run": _run_entry, "bench": _bench}
 
 
 #: quote functions whose SCALE/NAME names a whole file and that take no argument
