@@ -145,36 +145,17 @@ def test_module_is_at_most_700_lines(name):
 DOC = ROOT.parent / "docs" / "architecture.md"
 
 
-def declared_layers(text: str) -> dict[str, int]:
-    """Package prefix -> rank, from the layer table between the markers of the page.
-
-    A row may name ``pkg._*``: the private modules directly inside ``pkg`` (its shared
-    helpers), kept as the key ``pkg._``."""
-    table = text[text.index("<!-- layers:begin -->"):text.index("<!-- layers:end -->")]
-    ranks: dict[str, int] = {}
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or not cells[0].isdigit():
-            continue
-        for name in (n.strip("`") for n in cells[2].split("`") if n.strip("` ,(")):
-            if name.startswith(PACKAGE):
-                ranks[name.replace("._*", "._")] = int(cells[0])
-    return ranks
+def _build_architecture():
+    spec = importlib.util.spec_from_file_location(
+        "build_architecture", ROOT.parent / "docs" / "build_architecture.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    return build
 
 
-def _matches(module: str, prefix: str) -> bool:
-    if prefix.endswith("._"):  # pkg._*: a private module directly inside pkg
-        rest = module[len(prefix) - 1:] if module.startswith(prefix) else ""
-        return rest.startswith("_") and "." not in rest
-    return module == prefix or module.startswith(prefix + ".")
-
-
-def layer_of(module: str, ranks: dict[str, int]) -> str:
-    """The longest declared prefix of ``module`` (``pkg._`` for the private helpers of
-    ``pkg`` where a row declares ``pkg._*``)."""
-    candidates = [p for p in ranks if _matches(module, p)]
-    assert candidates, f"{module} is in no layer of docs/architecture.md"
-    return max(candidates, key=len)
+#: The page's generator, which also reads its layer table (one parser for both).
+BUILD = _build_architecture()
+declared_layers, layer_of, _matches = BUILD.declared_layers, BUILD.layer_of, BUILD.matches
 
 
 def test_imports_point_down_the_documented_layers():
@@ -204,9 +185,22 @@ def test_the_layer_check_catches_an_upward_import():
 
 
 def test_module_map_is_generated_from_the_current_docstrings():
-    spec = importlib.util.spec_from_file_location(
-        "build_architecture", ROOT.parent / "docs" / "build_architecture.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    assert build.committed_map(DOC.read_text()) == build.module_map(ROOT), (
+    assert BUILD.committed_map(DOC.read_text()) == BUILD.module_map(ROOT), (
         "docs/architecture.md's module map is stale: run python docs/build_architecture.py")
+
+
+def test_where_to_find_what_is_generated_from_the_rooms_and_the_layer_table():
+    text = DOC.read_text()
+    assert BUILD.committed_rooms(text) == BUILD.rooms_table(ROOT, page=text), (
+        "docs/architecture.md's 'where to find what' is stale: run "
+        "python docs/build_architecture.py")
+
+
+def test_where_to_find_what_lists_every_room_with_its_rank():
+    table = BUILD.rooms_table(ROOT, page=DOC.read_text())
+    ranks = declared_layers(DOC.read_text())
+    for init in ROOT.rglob("__init__.py"):
+        folder = init.parent.relative_to(ROOT.parent).as_posix()
+        row = next(r for r in table.splitlines() if f"| `{folder}/` |" in r)
+        name = module_name(init)
+        assert row.startswith(f"| {ranks[layer_of(name, ranks)]} |"), row
