@@ -21,7 +21,7 @@ The state is stored as ``d_state // 2`` complex modes per channel; the other hal
 complex conjugates, so ``y_k = 2 Re(C x_k) + D u_k`` and the system is real.
 
 :class:`S4` wraps either this diagonal SSM (``mode="diag"``, S4D) or the diagonal-plus-low-rank
-HiPPO-LegS SSM of :mod:`lds_toolkit.neural.dplr` (``mode="dplr"``, the S4 of the S4++ paper).
+HiPPO-LegS SSM of :mod:`lds_toolkit.neural.layers.dplr` (``mode="dplr"``, the S4 of the S4++ paper).
 """
 
 from __future__ import annotations
@@ -33,8 +33,19 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .._cast import linear
+from .._validation import (
+    channels_last,
+    check_choice,
+    check_flag,
+    check_int,
+    check_same_device,
+    check_sequence,
+    check_step_input,
+    make_dropout,
+    watch_outputs,
+)
 from ._bridge import diagonal_modes, real_realisation, remember_names
-from ._cast import linear
 from ._fftconv import causal_conv, compute_dtype
 from ._hippo import legs_nplr
 from ._init import Seed, seeded
@@ -45,17 +56,6 @@ from ._ssm_base import (
     SSMBase,
     check_positive_finite,
     check_rate,
-)
-from ._validation import (
-    channels_last,
-    check_choice,
-    check_flag,
-    check_int,
-    check_same_device,
-    check_sequence,
-    check_step_input,
-    make_dropout,
-    watch_outputs,
 )
 from .dplr import DPLRSSM
 
@@ -71,7 +71,7 @@ def s4d_init_imag(d_state: int, init: str) -> torch.Tensor:
     ``"inv"`` (S4D-Inv): ``Im A_n = (N/pi) (N/(2n+1) - 1)``, ``n = 0..N/2-1``, ``N = d_state``
     (as ``dplr(init="lin"|"inv")`` in state-spaces/s4);
     ``"legs"`` (S4D-LegS): ``Im A_n = ω_n > 0``, the eigenvalues ``±iω_n`` of the skew part of
-    the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural._hippo`), in increasing order.
+    the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural.layers._hippo`), in increasing order.
     """
     n = torch.arange(d_state // 2, dtype=torch.float64, device="cpu")
     if init == "lin":
