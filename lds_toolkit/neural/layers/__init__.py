@@ -6,8 +6,8 @@ Each layer maps (batch, length, d_model) -> (batch, length, d_model), is built a
 :class:`~lds_toolkit.systems.LDS` (``to_lds()``). What lives where:
 
 * :mod:`~lds_toolkit.neural.layers.s4`: :class:`S4` (S4D with ``mode="diag"``, S4-LegS with
-  ``mode="dplr"``) and its diagonal SSM :class:`DiagonalSSM`; the DPLR SSM
-  :mod:`~lds_toolkit.neural.layers.dplr` (:class:`DPLRSSM`);
+  ``mode="dplr"``); its SSMs :mod:`~lds_toolkit.neural.layers.s4d` (:class:`DiagonalSSM`)
+  and :mod:`~lds_toolkit.neural.layers.dplr` (:class:`DPLRSSM`);
 * :mod:`~lds_toolkit.neural.layers.s4plus`: :class:`S4Plus` (State Memory Replay) and
   :class:`S4PlusPlus`;
 * :mod:`~lds_toolkit.neural.layers.stu`: :class:`STU`, on the spectral filters of
@@ -35,7 +35,8 @@ from .blocks import LAYER_REGISTRY, MLP, Block, SelfAttention, SequenceModel, re
 from .dplr import DPLRSSM
 from .focus import Focus
 from .las import LaSAttention
-from .s4 import S4, DiagonalSSM
+from .s4 import S4
+from .s4d import DiagonalSSM
 from .s4plus import S4Plus, S4PlusPlus, StateMemoryReplay
 from .stu import STU, LDSFit
 
