@@ -1,4 +1,5 @@
-"""A small, seeded training loop for the sequence tasks of :mod:`lds_toolkit.neural.tasks`.
+"""One training run, :func:`train`: a small, seeded loop for the sequence tasks of
+:mod:`lds_toolkit.neural.tasks`, and its result :class:`TrainResult`.
 
 ``train(model, data, ...)`` runs AdamW with linear warm-up (then a constant or cosine learning
 rate), clips the gradient norm, logs loss / accuracy / gradient norm / learning rate at every
