@@ -1,6 +1,6 @@
 """Benchmark: the causal FFT convolution's hand-written gradient against autograd's.
 
-``lds_toolkit.neural._fftconv.causal_conv`` (S4, S4+, S4++, STU, both Focus convolutions)
+``lds_toolkit.neural.layers._fftconv.causal_conv`` (S4, S4+, S4++, STU, both Focus convolutions)
 differentiates ``y = irfft(rfft(u) rfft(k))`` by hand (``CausalFFTConv``: three real FFTs,
 reusing the forward's spectra). The baseline is the same forward left to autograd, which
 differentiates each ``rfft`` through a full complex FFT of the zero-padded gradient.
@@ -31,9 +31,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import measure, table  # noqa: E402
 
-import lds_toolkit.neural._fftconv as fftconv  # noqa: E402
+import lds_toolkit.neural.layers._fftconv as fftconv  # noqa: E402
 from lds_toolkit.neural import S4, Focus  # noqa: E402
-from lds_toolkit.neural._fftconv import causal_conv  # noqa: E402
+from lds_toolkit.neural.layers._fftconv import causal_conv  # noqa: E402
 
 
 def autograd_route(u: torch.Tensor, k: torch.Tensor, n: int) -> torch.Tensor:

@@ -36,8 +36,8 @@ from _harness import measure, table  # noqa: E402
 
 from lds_toolkit.experiments.catalog.las_ablation import layer_options, scale_config  # noqa: E402
 from lds_toolkit.neural import LaSAttention  # noqa: E402
-from lds_toolkit.neural._las_core import alibi_bias, causal_weighted_pool  # noqa: E402
-from lds_toolkit.neural._las_reference import las_attention_dense  # noqa: E402
+from lds_toolkit.neural.layers._las_core import alibi_bias, causal_weighted_pool  # noqa: E402
+from lds_toolkit.neural.layers._las_reference import las_attention_dense  # noqa: E402
 
 ROWS = ("vanilla", "alibi", "l-only", "s-only", "s+alibi", "las")
 

@@ -32,7 +32,7 @@ kernel where one exists. Growth factors are reported from L = 4096 to 16384 (fro
 largest lengths with ``--quick``); FFT- and chunk-based layers should grow close to 4x, full
 attention close to 16x.
 
-Focus and LaS attention (``lds_toolkit/neural/focus.py``, ``las.py``) run with their defaults
+Focus and LaS attention (``lds_toolkit/neural/layers/focus.py``, ``las.py``) run with their defaults
 (LaS also as LaS-chunk, chunk 128) and are reported as "not available" where those modules are
 missing.
 
@@ -79,7 +79,7 @@ LAYERS = {
     "sdpa": "SDPA causal attention (baseline)",
     # LaS's head layout (8 heads of d/8): the like-for-like fused baseline for full LaS
     "sdpa-h8": "SDPA causal attention, 8 heads",
-    # the long-sequence paths with activation recomputation (lds_toolkit.neural.recompute)
+    # the long-sequence paths with activation recomputation (lds_toolkit.neural.training.recompute)
     "s4-dplr-rc": "S4 (DPLR) + recomputation",
     "stu-exact-rc": "STU exact + recomputation",
     "focus-rc": "Focus + recomputation",
@@ -90,7 +90,7 @@ def _stu_filters(L: int, k: int):
     import numpy as np
 
     try:
-        from lds_toolkit.neural.stu import shared_filters
+        from lds_toolkit.neural.layers.stu import shared_filters
 
         return shared_filters(L, k, "H"), ""
     except ImportError:
@@ -105,7 +105,7 @@ def build(name: str, d_model: int, L: int):
     from lds_toolkit import neural
 
     if name.endswith("-rc"):
-        from lds_toolkit.neural.recompute import set_recompute
+        from lds_toolkit.neural.training.recompute import set_recompute
 
         layer, note = build(name[:-3], d_model, L)
         set_recompute(layer)
@@ -250,8 +250,8 @@ def scores_table(args) -> None:
     import torch
     import torch.nn.functional as F
 
-    from lds_toolkit.neural._las_core import las_alpha_init, las_attention
-    from lds_toolkit.neural._las_reference import las_attention_rescaled
+    from lds_toolkit.neural.layers._las_core import las_alpha_init, las_attention
+    from lds_toolkit.neural.layers._las_reference import las_attention_rescaled
 
     torch.set_num_threads(args.threads)
     dev = torch.device(args.device)

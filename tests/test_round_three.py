@@ -253,7 +253,7 @@ def test_a_large_file_of_another_kind_is_refused_on_its_first_bytes(tmp_path, mo
 def test_a_warmup_longer_than_the_run_is_said_with_the_learning_rate_it_reaches():
     torch = pytest.importorskip("torch")
     from lds_toolkit.neural import SequenceModel, train
-    from lds_toolkit.neural._call_checks import TrainSettingWarning
+    from lds_toolkit.neural.training._call_checks import TrainSettingWarning
 
     torch.manual_seed(0)
     model = SequenceModel(4, 1, "s4d", d_input=1, d_output=1, seed=0)
@@ -268,7 +268,7 @@ def test_a_warmup_longer_than_the_run_is_said_with_the_learning_rate_it_reaches(
 def test_a_batch_size_above_the_data_is_said_and_trains_as_the_full_batch():
     torch = pytest.importorskip("torch")
     from lds_toolkit.neural import SequenceModel, train
-    from lds_toolkit.neural._call_checks import TrainSettingWarning
+    from lds_toolkit.neural.training._call_checks import TrainSettingWarning
 
     data = _reals()
     runs = []

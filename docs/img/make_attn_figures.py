@@ -15,16 +15,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from lds_toolkit.neural._focus_iir import (  # noqa: E402
+from lds_toolkit.neural.layers._focus_iir import (  # noqa: E402
     filter_bins,
     iir2_frequency_response,
     iir2_impulse,
     map_coefficients,
     paper_printed_bin_filter,
 )
-from lds_toolkit.neural._las_reference import las_attention_matrix  # noqa: E402
-from lds_toolkit.neural.focus import Focus  # noqa: E402
-from lds_toolkit.neural.las import LaSAttention  # noqa: E402
+from lds_toolkit.neural.layers._las_reference import las_attention_matrix  # noqa: E402
+from lds_toolkit.neural.layers.focus import Focus  # noqa: E402
+from lds_toolkit.neural.layers.las import LaSAttention  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 F64 = torch.float64

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from lds_toolkit.neural import S4, S4PlusPlus, StateMemoryReplay  # noqa: E402
-from lds_toolkit.neural.s4plus import relative_position_bucket  # noqa: E402
+from lds_toolkit.neural.layers.s4plus import relative_position_bucket  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 
@@ -38,7 +38,7 @@ OUT = Path(__file__).resolve().parent
 def _hankel_filters(T: int, k: int):
     """Shared filters when lds_toolkit.learning.filters exists, else a dense eigh of H_T."""
     try:
-        from lds_toolkit.neural.stu import shared_filters
+        from lds_toolkit.neural.layers.stu import shared_filters
 
         with warnings.catch_warnings():  # k = 24 > the ~20 resolvable at T = 256: shown below
             warnings.simplefilter("ignore")
@@ -84,7 +84,7 @@ def s4_kernel() -> None:
 
 
 def s4_legs() -> None:
-    from lds_toolkit.neural._hippo import legs_matrices, legs_nplr
+    from lds_toolkit.neural.layers._hippo import legs_matrices, legs_nplr
 
     L, N, dt = 400, 64, 0.05
     old = torch.get_default_dtype()

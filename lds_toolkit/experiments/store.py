@@ -13,7 +13,7 @@ arrays, ``<root>/<digest>.npz``:
 
 Partial tasks. A task that trains checkpoints its training beside its future record, in
 ``<root>/<digest>.<name>.ckpt`` (:meth:`TaskStore.checkpoint_prefix`; written and checked by
-:mod:`lds_toolkit.neural.checkpoints`: ``torch.load(weights_only=True)``, a digest of the
+:mod:`lds_toolkit.neural.training.checkpoints`: ``torch.load(weights_only=True)``, a digest of the
 content, a tag naming the task and the code version). A task with such a file and no record
 is *partial* (:meth:`TaskStore.partial_keys`); saving its result removes its checkpoints,
 and :meth:`TaskStore.clear` removes them with the records.

@@ -265,7 +265,8 @@ def test_code_version_covers_the_shared_modules_of_the_catalog():
     if neural is not None:
         closure = module_closure(type(neural).__module__)[0]
         for mod in ("lds_toolkit.experiments.catalog._neural_common",
-                    "lds_toolkit.neural.training", "lds_toolkit.neural.s4"):
+                    "lds_toolkit.neural.training", "lds_toolkit.neural.training._loop",
+                    "lds_toolkit.neural.layers.s4", "lds_toolkit.neural.layers.s4d"):
             assert mod in closure, mod
 
 

@@ -58,7 +58,7 @@ BUILDERS = {  # name -> a call building a system from no system
         np.eye(2) * 0.5, np.ones((2, 1)), np.ones((1, 2))).to_lds(),
 }
 LAYER_EXPORTS = ("to_lds",)  # the torch layers' exports: test_layer_exports_are_lds
-LAYER_BUILDERS = {"lds_toolkit.neural.stu.STU.fit_lds"}  # also there
+LAYER_BUILDERS = {"lds_toolkit.neural.layers.stu.STU.fit_lds"}  # also there
 
 
 @pytest.mark.parametrize("name", list(TRANSFORMS))

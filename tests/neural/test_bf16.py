@@ -17,9 +17,9 @@ import torch
 from torch.nn import functional as F
 
 from lds_toolkit import neural
-from lds_toolkit.neural import _scored_attention
-from lds_toolkit.neural import las as las_module
-from lds_toolkit.neural._las_reference import las_attention_rescaled
+from lds_toolkit.neural.layers import _scored_attention
+from lds_toolkit.neural.layers import las as las_module
+from lds_toolkit.neural.layers._las_reference import las_attention_rescaled
 
 from .conftest import DEVICES, cuda_only, dense_hankel_filters
 

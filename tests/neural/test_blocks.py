@@ -174,7 +174,7 @@ def test_self_attention_matches_explicit_softmax():
 def test_sequence_batch_norm_is_batchnorm1d_over_batch_and_positions():
     """LaS Table 4's batch norm: nn.BatchNorm1d on the (batch, d, length) transpose (the S4
     repository's route), in training (statistics and running averages) and evaluation."""
-    from lds_toolkit.neural.blocks import SequenceBatchNorm
+    from lds_toolkit.neural.layers.blocks import SequenceBatchNorm
 
     torch.manual_seed(0)
     ours, ref = SequenceBatchNorm(5), torch.nn.BatchNorm1d(5)

@@ -119,7 +119,7 @@ def test_flex_route_traces_in_one_graph():
     score_mod, the causal block mask built inside the graph) traced on CPU through AOT
     autograd with fullgraph, forward only (flex_attention has no CPU backward): the dense
     route's output to float32 round-off. ~15 s of CPU."""
-    from lds_toolkit.neural._las_core import alibi_slopes, las_attention
+    from lds_toolkit.neural.layers._las_core import alibi_slopes, las_attention
 
     torch._dynamo.reset()
     g = torch.Generator().manual_seed(0)

@@ -12,8 +12,8 @@ import scipy.linalg
 import torch
 
 from lds_toolkit.neural import DPLRSSM, S4, DiagonalSSM, S4Plus, S4PlusPlus
-from lds_toolkit.neural._hippo import legs_matrices, legs_nplr
-from lds_toolkit.neural._powers import krylov, linear_scan, power_kernel
+from lds_toolkit.neural.layers._hippo import legs_matrices, legs_nplr
+from lds_toolkit.neural.layers._powers import krylov, linear_scan, power_kernel
 
 from .conftest import assert_parameter_gradcheck, run_steps
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from lds_toolkit.neural._fftconv import causal_conv, fast_fft_len, fft_len
+from lds_toolkit.neural.layers._fftconv import causal_conv, fast_fft_len, fft_len
 
 
 def _smooth(n):

@@ -13,15 +13,15 @@ import scipy.signal
 import torch
 import torch.nn.functional as F
 
-from lds_toolkit.neural._focus_hyper import FocusGlobalConv, causal_fft_conv
-from lds_toolkit.neural._focus_iir import (
+from lds_toolkit.neural.layers._focus_hyper import FocusGlobalConv, causal_fft_conv
+from lds_toolkit.neural.layers._focus_iir import (
     filter_bins,
     iir2_frequency_response,
     iir2_impulse,
     map_coefficients,
     paper_printed_bin_filter,
 )
-from lds_toolkit.neural.focus import Focus
+from lds_toolkit.neural.layers.focus import Focus
 
 from .conftest import assert_parameter_gradcheck
 
@@ -503,7 +503,7 @@ def test_runs_on_cuda(adaptive):
 
 
 def test_docstring_examples():
-    import lds_toolkit.neural.focus as module
+    import lds_toolkit.neural.layers.focus as module
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

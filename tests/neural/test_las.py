@@ -13,8 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lds_toolkit.neural import _scored_attention
-from lds_toolkit.neural._las_core import (
+from lds_toolkit.neural.layers import _scored_attention
+from lds_toolkit.neural.layers._las_core import (
     alibi_bias,
     alibi_slopes,
     causal_weighted_pool,
@@ -22,8 +22,8 @@ from lds_toolkit.neural._las_core import (
     las_alpha_init,
     las_attention,
 )
-from lds_toolkit.neural._las_reference import las_attention_dense, las_attention_matrix
-from lds_toolkit.neural.las import LaSAttention
+from lds_toolkit.neural.layers._las_reference import las_attention_dense, las_attention_matrix
+from lds_toolkit.neural.layers.las import LaSAttention
 
 from .conftest import assert_parameter_gradcheck
 
@@ -221,7 +221,7 @@ def test_streamed_backward_equals_autograd_of_the_explicit_matrix(order, alibi, 
     """Beyond one block of queries the dense route keeps no scores for the backward pass
     (flash attention's backward, tile by tile): output and gradients of q, k, v equal
     autograd through eq. 3's L x L form, in float64 to round-off, over tiles and pieces."""
-    from lds_toolkit.neural import _streamed_attention
+    from lds_toolkit.neural.layers import _streamed_attention
 
     monkeypatch.setattr(_scored_attention, "TILE", 7)
     monkeypatch.setattr(_scored_attention, "PIECE_ENTRIES", 300)
@@ -259,7 +259,7 @@ def test_streamed_backward_in_bf16_stays_within_one_percent():
 
 def _explicit_scores_refused(monkeypatch):
     """las_attention may not fall back to explicit scores (the tiled SDPA route must run)."""
-    from lds_toolkit.neural import _las_core
+    from lds_toolkit.neural.layers import _las_core
 
     def refuse(*args, **kwargs):
         raise AssertionError("las_attention computed explicit scores")
@@ -270,7 +270,7 @@ def _explicit_scores_refused(monkeypatch):
 def test_eld_tile_bounds_the_rescaling():
     """One tile of the whole sequence while max(alpha) * L <= 30, else the largest multiple
     of 64 that keeps it; none above 30/64 per token, for NaN or negative decays."""
-    from lds_toolkit.neural._decayed_sdpa import eld_tile
+    from lds_toolkit.neural.layers._decayed_sdpa import eld_tile
 
     f = torch.tensor
     assert eld_tile(f([0.0, 0.001]), 16384) == 16384  # 16.4 <= 30: one causal call
@@ -365,7 +365,7 @@ def test_dense_route_computes_each_tiles_bias_once(monkeypatch):
     """The decay and bias of a causal tile are computed once and shared by every piece of
     the batch (per piece they were recomputed once per sequence: at L = 2048 about a quarter
     of a forward+backward pass), with the same result as pieces of the whole batch."""
-    from lds_toolkit.neural._scored_attention import scored_attention
+    from lds_toolkit.neural.layers._scored_attention import scored_attention
 
     monkeypatch.setattr(_scored_attention, "TILE", 8)
     g = torch.Generator().manual_seed(3)
@@ -640,7 +640,7 @@ def test_runs_on_cuda(kw):
 
 
 def test_docstring_examples():
-    import lds_toolkit.neural.las as module
+    import lds_toolkit.neural.layers.las as module
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from lds_toolkit.neural import S4, S4Plus
-from lds_toolkit.neural.dplr import row_times_power
+from lds_toolkit.neural.layers.dplr import row_times_power
 
 
 @pytest.mark.parametrize("power", [0, 1, 2, 3, 7, 64, 100, 1000, 4097])
@@ -31,7 +31,7 @@ def _old_discrete64(ssm, rate=1.0):
     dt, _, _, B, C = ssm.continuous(torch.float64)
     A = ssm.dense_A(torch.float64)
     dt = dt * rate
-    from lds_toolkit.neural._bridge import interleave
+    from lds_toolkit.neural.layers._bridge import interleave
 
     Br = interleave(B)
     eye = torch.eye(A.shape[-1], dtype=A.dtype)
@@ -61,7 +61,7 @@ def test_dplr_outputs_and_gradients_unchanged(layer_cls, length, monkeypatch):
     new = run()
     ssm = next(m for m in layer.modules() if type(m).__name__ == "DPLRSSM")
     cls = type(ssm)
-    monkeypatch.setattr("lds_toolkit.neural.dplr.row_times_power",
+    monkeypatch.setattr("lds_toolkit.neural.layers.dplr.row_times_power",
                         lambda row, A, n: (row.unsqueeze(-2) @ torch.linalg.matrix_power(A, n))
                         .squeeze(-2))
     original = cls._discrete64

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from lds_toolkit.neural import S4, S4Plus, SequenceModel, ssm_parameter_groups, train, training
+from lds_toolkit.neural import S4, S4Plus, SequenceModel, ssm_parameter_groups, train
 from lds_toolkit.neural.tasks import SequenceTask
-from lds_toolkit.neural.training import TrainConfig, _param_groups
+from lds_toolkit.neural.training import TrainConfig
+from lds_toolkit.neural.training._run_state import _param_groups
+from lds_toolkit.neural.training.config import _RESUMABLE_FIELDS
 
 
 def _ids(params):
@@ -87,7 +89,7 @@ def test_config_groups_and_fingerprint_compatibility():
     # a config that does not use the new fields keeps its old fingerprint (old checkpoints resume)
     cfg = TrainConfig(lr=1e-3)
     old = {k: v for k, v in dataclasses.asdict(cfg).items()
-           if k not in training._RESUMABLE_FIELDS + ("checkpoint", "resume", "ssm_lr",
+           if k not in _RESUMABLE_FIELDS + ("checkpoint", "resume", "ssm_lr",
                                                      "ssm_weight_decay", "precision",
                                                      "length_multiple")}
     old_hash = hashlib.sha256(json.dumps(old, sort_keys=True, default=str).encode()).hexdigest()

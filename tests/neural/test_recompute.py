@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from lds_toolkit import neural
-from lds_toolkit.neural.recompute import set_recompute
+from lds_toolkit.neural.training.recompute import set_recompute
 
 L, D, B = 64, 8, 4
 
@@ -29,7 +29,7 @@ LAYERS = {
 @pytest.fixture
 def runs(monkeypatch):
     """How many checkpointed pieces there were and how often they ran."""
-    from lds_toolkit.neural import recompute
+    from lds_toolkit.neural.layers import _recompute as recompute
 
     count = {"pieces": 0, "runs": 0}
     real = recompute.checkpoint

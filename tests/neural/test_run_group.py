@@ -19,10 +19,10 @@ import pytest
 import torch
 
 from lds_toolkit.neural import SequenceModel
-from lds_toolkit.neural import _train_engines as engines
-from lds_toolkit.neural.run_group import RunSpec, train_group
 from lds_toolkit.neural.tasks import associative_recall
+from lds_toolkit.neural.training import _engines as engines
 from lds_toolkit.neural.training import train
+from lds_toolkit.neural.training.run_group import RunSpec, train_group
 
 L = 16
 COMMON = {"steps": 12, "batch_size": 4, "lr": 1e-2, "warmup": 2, "eval_every": 4}

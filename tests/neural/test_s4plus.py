@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lds_toolkit.neural import S4, S4Plus, S4PlusPlus, StateMemoryReplay
-from lds_toolkit.neural.s4plus import relative_position_bucket
+from lds_toolkit.neural.layers.s4plus import relative_position_bucket
 
 from .conftest import randomize_zero_params, run_steps
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lds_toolkit.neural import STU
-from lds_toolkit.neural.stu import ar_impulse_response
+from lds_toolkit.neural.layers.stu import ar_impulse_response
 
 from .conftest import dense_hankel_filters, randomize_zero_params
 
@@ -136,7 +136,7 @@ def test_first_taps_of_long_filters_for_short_inputs():
 
 def test_default_filters_come_from_the_shared_module():
     filters = pytest.importorskip("lds_toolkit.learning.filters")
-    from lds_toolkit.neural.stu import shared_filters
+    from lds_toolkit.neural.layers.stu import shared_filters
 
     layer = STU(4, seq_len=64, num_filters=6)
     sigma, phi = dense_hankel_filters(64, 6)

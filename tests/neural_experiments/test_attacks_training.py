@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from lds_toolkit.neural import SequenceModel
-from lds_toolkit.neural.runtime import resolve_device
 from lds_toolkit.neural.tasks import SequenceTask, induction_heads
 from lds_toolkit.neural.training import CheckpointError, evaluate, predict, train
+from lds_toolkit.neural.training.runtime import resolve_device
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -75,7 +75,7 @@ def test_loading_a_checkpoint_that_became_a_fifo_is_refused_without_blocking(
         tmp_path, model, task):
     """Between the path check and the load (the race the check cannot close), the loader
     itself refuses a FIFO instead of blocking on it."""
-    from lds_toolkit.neural.checkpoints import _load_checkpoint
+    from lds_toolkit.neural.training.checkpoints import _load_checkpoint
 
     path = tmp_path / "ck.pt"
     os.mkfifo(path)

@@ -115,7 +115,7 @@ def test_assoc_recall_gpu_scale_runs_tiny_with_seeds_stacked(tmp_path, monkeypat
     """The gpu scale's seeds train stacked (runs_together: one task per model and length);
     the summary and curves equal those of one task per run (the held-out losses to the
     round-off of batched kernels)."""
-    from lds_toolkit.neural import _train_engines
+    from lds_toolkit.neural.training import _engines as _train_engines
 
     cfg = build_config(get_experiment("assoc-recall"), scale="gpu")
     assert cfg["train"]["1024"]["max_steps"] == 2500 and cfg["lr"] == 1e-4

@@ -2,7 +2,7 @@
 every seed of a (model, length) stacked in one task) and the measurements at the query.
 
 :func:`run_alone` is one task's run, :func:`run_stack` the runs of every seed of one model
-and length trained together (:func:`~lds_toolkit.neural.run_group.train_group`: the seeds'
+and length trained together (:func:`~lds_toolkit.neural.training.run_group.train_group`: the seeds'
 runs stacked under ``vmap``, each with the numbers it has alone, to round-off). Both give
 each run the same seed, data and settings: a seed's data come from its task stream
 (``task_rng(config["seed"], seed_index)``), every length's sets in order, so that the models
@@ -187,7 +187,7 @@ def run_stack(config: dict, task: dict) -> list[dict]:
     """Task ``{"seed_index": 0, "model", "length", "seeds"}``: the runs of seeds
     0 .. seeds - 1, trained together; their results in seed order (each as
     :func:`run_alone` gives it)."""
-    from ...neural.run_group import RunSpec
+    from ...neural.training import RunSpec
 
     n, name = task["length"], task["model"]
     steps = config["train"][str(n)]["max_steps"]

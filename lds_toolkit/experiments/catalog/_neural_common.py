@@ -240,11 +240,11 @@ def train_in_task(model, data, config, *, name: str = "train", **settings) -> Tr
 
 
 def train_group_in_task(specs, config, names) -> list[TrainResult]:
-    """:func:`~lds_toolkit.neural.run_group.train_group` as a neural task runs it, the
+    """:func:`~lds_toolkit.neural.training.run_group.train_group` as a neural task runs it, the
     runs stacked where they can be (:func:`train_in_task` for each run's settings: the
     config's ``precision`` and ``compile``, the sweep's checkpoint and deadline for
     training run ``names[i]``); each resumption is reported to the sweep."""
-    from ...neural.run_group import train_group
+    from ...neural.training import train_group
 
     for spec, name in zip(specs, names):
         spec.overrides = {**training_options(name), **(spec.overrides or {})}

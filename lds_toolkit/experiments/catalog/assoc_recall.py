@@ -24,7 +24,7 @@ Every Focus variant has a global hyper-network convolution (``hyper_kernel_size 
 
 Training: every model at every length from scratch (one task per seed, model and length;
 with ``config["runs_together"]``, as the gpu scale sets it, one task per model and length
-whose seeds' runs train stacked, :func:`~lds_toolkit.neural.run_group.train_group`: the same
+whose seeds' runs train stacked, :func:`~lds_toolkit.neural.training.train_group`: the same
 numbers to round-off, several runs filling one GPU; :mod:`._assoc_recall_runs`).
 AdamW (β = 0.9, 0.98 as Table 6) with warm-up, 2000 training sequences, every key position
 supervised with its value (as Hyena's training data), accuracy scored at the query only.

@@ -291,7 +291,7 @@ class LaSAblation(NeuralExperiment):
                 "majority_accuracy": majority, **rec}
 
     def summarize(self, config, tasks, results):
-        from ...neural._las_core import eld_factors, las_alpha_init
+        from ...neural.layers._las_core import eld_factors, las_alpha_init
 
         models = config["models"]
         by = by_model(config, tasks, results)

@@ -3,7 +3,7 @@
 Every generator takes ``rng`` (Generator, int or None), writes nothing to disk, and returns a
 :class:`SequenceTask` (inputs, per-position targets, training and evaluation masks). The
 training loop in :mod:`lds_toolkit.neural.training` turns them into tensors
-(:func:`~lds_toolkit.neural.batching.as_tensors`).
+(:func:`~lds_toolkit.neural.training.batching.as_tensors`).
 
 =====================  ==========================================================  ========
 generator              task                                                          paper

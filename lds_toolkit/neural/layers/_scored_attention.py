@@ -42,7 +42,7 @@ from torch import Tensor
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
-from ._cast import full_precision, work_dtype
+from .._cast import full_precision, work_dtype
 from ._streamed_attention import Scores, StreamedAttention
 
 try:  # torch >= 2.5

@@ -41,9 +41,9 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import torch
 
-from ..systems.lds import LDS, as_lds
-from ..systems.s4_recursion import S4Recursion
-from ..systems.simulate import MODAL_FORCED_MAX_COND, modal_form
+from ...systems.lds import LDS, as_lds
+from ...systems.s4_recursion import S4Recursion
+from ...systems.simulate import MODAL_FORCED_MAX_COND, modal_form
 
 
 def interleave(z: torch.Tensor) -> torch.Tensor:

@@ -1,8 +1,8 @@
-"""One training run inside the loop of :mod:`lds_toolkit.neural._train_loop`: its model,
+"""One training run inside the loop of :mod:`lds_toolkit.neural.training._loop`: its model,
 data, settings, optimizer, history, evaluations, checkpoints and how it ended.
 
 :func:`~lds_toolkit.neural.training.train` trains one :class:`TrainRun`;
-:func:`~lds_toolkit.neural.run_group.train_group` several at once. Everything a run owns
+:func:`~lds_toolkit.neural.training.run_group.train_group` several at once. Everything a run owns
 (seed and batch order, optimizer state, the reading of its numbers and the divergence rule,
 evaluations and the stop rules, checkpoints, callback) lives here, so that a run trained in a
 group keeps the numbers it has alone. :meth:`TrainRun.prepare` builds the optimizer and
@@ -21,7 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._ssm_base import ssm_parameter_groups
+from ..layers._ssm_base import ssm_parameter_groups
+from ..tasks import SequenceTask
 from .batching import (
     _param_dtype,
     as_tensors,
@@ -36,10 +37,9 @@ from .checkpoints import (
     _save_checkpoint,
     diverged_checkpoint_path,
 )
+from .config import TrainConfig
 from .divergence import StepReader
 from .evaluation import evaluate
-from .tasks import SequenceTask
-from .training_config import TrainConfig
 
 #: The per-step columns of a run's history.
 HISTORY_KEYS = ("step", "loss", "accuracy", "grad_norm", "lr")

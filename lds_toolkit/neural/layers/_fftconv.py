@@ -80,7 +80,7 @@ class CausalFFTConv(torch.autograd.Function):
 
     # forward and setup_context apart (with a vmap rule generated from them), so that the
     # convolution also runs under torch.func.vmap (several runs trained at once,
-    # lds_toolkit.neural.run_group); the spectra the backward reuses are returned as
+    # lds_toolkit.neural.training.run_group); the spectra the backward reuses are returned as
     # extra outputs that carry no gradient (an autograd.Function under functorch saves only
     # its inputs and outputs)
     generate_vmap_rule = True

@@ -36,7 +36,7 @@ more than one block of queries (``block``, 1024 by default: no committed run mee
 length), when LaS has no ALiBi and :func:`eld_tile` finds a tile; everywhere else it uses the
 float32 scores of :mod:`._scored_attention`. Tests pin the two against eq. 3's explicit
 L x L form (outputs and gradients, float64). Under ``torch.func.vmap`` (runs stacked by
-:func:`~lds_toolkit.neural.run_group.train_group`) the decays cannot be read on the host, so
+:func:`~lds_toolkit.neural.training.train_group`) the decays cannot be read on the host, so
 stacked runs keep the explicit scores: the same equation by another kernel, so a stacked run
 beyond one block differs from the run alone by float32 round-off per step, not bit for bit.
 """
@@ -50,7 +50,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.attention.bias import causal_lower_right
 
-from ._cast import full_precision, work_dtype
+from .._cast import full_precision, work_dtype
 
 #: largest ``alpha * (distance inside a tile)`` the rescaled queries and keys may carry
 MAX_EXPONENT = 30.0

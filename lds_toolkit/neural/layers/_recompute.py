@@ -1,11 +1,13 @@
-"""Activation recomputation for the long-sequence paths: S4-DPLR's kernel, STU's exact form
-and Focus.
+"""Activation recomputation for the long-sequence paths (S4-DPLR's kernel, STU's exact form
+and Focus): the mechanics the layers call. The user's switch, :func:`set_recompute`, is in
+:mod:`lds_toolkit.neural.training.recompute`.
 
 Training keeps, for the backward pass, what each operation of the forward pass needs. On long
 sequences three paths keep far more than attention does: the DPLR kernel's Cauchy sums (an
 (H, L/2, N) complex tensor per intermediate), the exact STU's per-frequency transfer
 matrices (an (L, d, d) tensor each) and Focus's filtered sequence, chunked attention and
-gates (a dozen (B, L, d) tensors). With recomputation on (:func:`set_recompute`) they run
+gates (a dozen (B, L, d) tensors). With recomputation on
+(:func:`~lds_toolkit.neural.training.recompute.set_recompute`) they run
 under ``torch.utils.checkpoint`` (non-reentrant): the forward pass keeps only the inputs of
 each checkpointed piece, and the backward pass computes the piece again before
 differentiating it. The spectral pieces (DPLR, exact STU) are split into blocks of
@@ -35,26 +37,6 @@ from torch.utils.checkpoint import checkpoint
 #: Blocks a checkpointed dimension is cut into (frequencies of the spectral paths, rows of
 #: Focus's batch): the backward pass holds one block's intermediates at a time.
 BLOCKS = 16
-
-
-def set_recompute(model: nn.Module, enabled: bool = True) -> int:
-    """Switch activation recomputation on (or off) in every layer of ``model`` that has it.
-
-    Returns the number of modules switched. ``ValueError`` when ``model`` has none (naming
-    the layers that do); ``TypeError`` for a non-module or a non-boolean ``enabled``.
-    """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"set_recompute: model must be a torch.nn.Module, got "
-                        f"{type(model).__name__}")
-    if not isinstance(enabled, bool):
-        raise TypeError(f"set_recompute: enabled must be True or False, got {enabled!r}")
-    found = [m for m in model.modules() if hasattr(type(m), "recompute")]
-    if not found:
-        raise ValueError(f"set_recompute: {type(model).__name__} has no layer with activation "
-                         "recomputation (Focus, STU, S4/S4Plus with mode='dplr')")
-    for m in found:
-        m.recompute = enabled
-    return len(found)
 
 
 def active(module: nn.Module) -> bool:

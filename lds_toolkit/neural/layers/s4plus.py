@@ -49,10 +49,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._cast import linear, work_dtype
-from ._init import Seed, seeded
-from ._scored_attention import scored_attention
-from ._validation import (
+from .._cast import linear, work_dtype
+from .._validation import (
     check_choice,
     check_divisible,
     check_flag,
@@ -62,6 +60,8 @@ from ._validation import (
     check_step_input,
     watch_outputs,
 )
+from ._init import Seed, seeded
+from ._scored_attention import scored_attention
 from .s4 import S4, make_ssm
 
 SMR_PADS = ("replicate", "zeros")
@@ -277,7 +277,7 @@ class RelativePositionBias(nn.Module):
 
     def shift(self, n_q: int, n_k: int, q_offset: int = 0):
         """The bias as a function ``f(head, i, j)`` of absolute query and key positions, for
-        :func:`~lds_toolkit.neural._scored_attention.scored_attention`."""
+        :func:`~lds_toolkit.neural.layers._scored_attention.scored_attention`."""
         table, lo = self.offset_table(n_q, n_k, q_offset)
 
         def bias(h: torch.Tensor, i: torch.Tensor, j: torch.Tensor) -> torch.Tensor:
@@ -324,7 +324,7 @@ class S4PlusPlus(nn.Module):
         each block is recomputed in the backward pass (activation checkpointing), so memory
         stays O(attn_block * L) rather than O(L^2). Compiled on CUDA, the attention is one
         fused flex_attention kernel with the position bias as its ``score_mod``
-        (:mod:`~lds_toolkit.neural._scored_attention`).
+        (:mod:`~lds_toolkit.neural.layers._scored_attention`).
     seed : int, torch.Generator or None.
     """
 
@@ -390,7 +390,7 @@ class S4PlusPlus(nn.Module):
     def _attend(self, q, k, v, q_offset: int = 0):
         """Eq. 23 on heads (B, h, n_q, d_head) of queries at positions ``q_offset ..`` over
         keys and values at ``0 ..``: scores, bias and softmax in float32
-        (:func:`~lds_toolkit.neural._scored_attention.scored_attention`, in blocks of
+        (:func:`~lds_toolkit.neural.layers._scored_attention.scored_attention`, in blocks of
         ``attn_block`` queries outside the fused route)."""
         shift = self.pos_bias.shift(q.shape[2], k.shape[2], q_offset)
         return scored_attention(q, k, v, shift=shift, causal=self.causal, q_offset=q_offset,

@@ -9,10 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._cast import full_precision, work_dtype
-from ._focus_hyper import FocusGlobalConv, FocusHyperNetwork
-from ._focus_iir import COEFFICIENT_MAPS, filter_bins, iir2_impulse, map_coefficients
-from ._validation import (
+from .._cast import full_precision, work_dtype
+from .._validation import (
     check_choice,
     check_divisible,
     check_int,
@@ -21,7 +19,9 @@ from ._validation import (
     check_sequence,
     watch_outputs,
 )
-from .recompute import active, rowwise
+from ._focus_hyper import FocusGlobalConv, FocusHyperNetwork
+from ._focus_iir import COEFFICIENT_MAPS, filter_bins, iir2_impulse, map_coefficients
+from ._recompute import active, rowwise
 
 __all__ = ["Focus", "FocusGlobalConv"]
 
@@ -125,7 +125,7 @@ class Focus(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from lds_toolkit.neural.focus import Focus
+    >>> from lds_toolkit.neural.layers.focus import Focus
     >>> _ = torch.manual_seed(0)
     >>> layer = Focus(16).double()
     >>> x = torch.randn(2, 100, 16, dtype=torch.float64)
@@ -140,7 +140,7 @@ class Focus(nn.Module):
     """
 
     #: Run the batch in blocks of rows, each recomputed in the backward pass
-    #: (:func:`~lds_toolkit.neural.recompute.set_recompute`).
+    #: (:func:`~lds_toolkit.neural.training.recompute.set_recompute`).
     recompute = False
 
     def __init__(

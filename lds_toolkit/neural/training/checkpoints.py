@@ -9,7 +9,7 @@ a dict holding only tensors, state dicts and JSON strings:
 * ``"callback"`` (optional): JSON of the training callback's ``state_dict()``, for a
   callback that keeps numbers of its own (probes, per-step measurements);
 * ``"meta"``: JSON: format (:data:`CHECKPOINT_FORMAT`), step, fingerprint of the
-  :class:`~lds_toolkit.neural.training_config.TrainConfig`, first loss, ``tag``
+  :class:`~lds_toolkit.neural.training.config.TrainConfig`, first loss, ``tag``
   (``TrainConfig.checkpoint_tag``), ``status`` (None while the run is going on; how it
   ended once it has: a finished run is not trained further on resume) and ``sha256``, a
   digest of everything else in the file (:func:`state_digest`).
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from .._safe_files import (
+from ..._safe_files import (
     UnsafeFileError,
     entry_kind,
     memory_read_cap,
@@ -116,7 +116,7 @@ def _save_checkpoint(path: Path, model, opt, step, history, evals, cfg, first_lo
                      rng_state: torch.Tensor | None = None):
     """Write the checkpoint (``rng_state``: torch's CPU RNG state to record; None: the
     global one, as a run trained alone has it)."""
-    from .._atomic import atomic_write
+    from ..._atomic import atomic_write
 
     state = {
         "model": model.state_dict(),

@@ -21,17 +21,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._bridge import ChannelBlocks, export_names
-from ._fftconv import causal_conv, compute_dtype
-from ._init import Seed, on_default_device, seeded
-from ._validation import (
+from .._validation import (
     check_choice,
     check_int,
     check_positive_float,
     check_sequence,
     watch_outputs,
 )
-from .recompute import active, rowwise
+from ._bridge import ChannelBlocks, export_names
+from ._fftconv import causal_conv, compute_dtype
+from ._init import Seed, on_default_device, seeded
+from ._recompute import active, rowwise
 
 COMPLEX = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 DISCS = ("bilinear", "zoh")
@@ -61,7 +61,7 @@ class SSMBase(nn.Module):
 
     #: parameters that state-spaces/s4 trains with their own lr and no weight decay
     ssm_parameter_names: tuple[str, ...] = ()
-    #: Recompute in the backward pass (:func:`~lds_toolkit.neural.recompute.set_recompute`):
+    #: Recompute in the backward pass (:func:`~lds_toolkit.neural.set_recompute`):
     #: the convolution on blocks of rows, and the DPLR kernel's Cauchy sums in blocks of
     #: frequencies.
     recompute = False
@@ -260,7 +260,7 @@ class SSMBase(nn.Module):
             "s4-bilinear")`` for ``disc="bilinear"``; for ``disc="zoh"``,
             ``S4Recursion(*discretize(sys, 1.0, "zoh") matrices).to_lds()``.
             States are real, interleaving ``(Re z_n, Im z_n)`` of the layer's complex state
-            (``lds_toolkit.neural._bridge`` gives the transformation). Signal names: those of
+            (``lds_toolkit.neural.layers._bridge`` gives the transformation). Signal names: those of
             the system the layer was built from (``from_lds``), else inputs ``u[h]``, outputs
             ``y[h]`` of the channels.
         """

@@ -5,8 +5,8 @@ launches: one run is bound by launches, not by arithmetic. :func:`train_group` t
 of one architecture (seeds x models of a task grid) at once: their parameters are stacked
 and every operation of the N forward and backward passes is one batched launch
 (``torch.func.vmap`` over ``functional_call``, see
-:mod:`lds_toolkit.neural._train_engines`). It runs the loop of
-:func:`~lds_toolkit.neural.training.train` (:mod:`lds_toolkit.neural._train_loop`), so that
+:mod:`lds_toolkit.neural.training._engines`). It runs the loop of
+:func:`~lds_toolkit.neural.training.train` (:mod:`lds_toolkit.neural.training._loop`), so that
 each run keeps what it has alone: its seed and batch order, its data, its optimizer state,
 its evaluations and stop rules (target accuracy, plateau, divergence, callback), its
 checkpoint (written in ``train``'s format: a run of a group resumes alone, and the
@@ -22,7 +22,7 @@ size). A stack of one trains exactly as :func:`~lds_toolkit.neural.training.trai
 
 Limits. Random operations in the forward pass (dropout with p > 0) are refused: under vmap
 they could not draw the numbers the run draws alone. A run whose model recomputes
-activations (:func:`~lds_toolkit.neural.recompute.set_recompute`) is not stacked
+activations (:func:`~lds_toolkit.neural.training.recompute.set_recompute`) is not stacked
 (``torch.utils.checkpoint`` does not run under vmap): it trains alone, with the same
 numbers. A callback sees its run's model with the parameters, buffers and gradients of the
 step it is called at (they are written back from the stack before it is called).
@@ -37,13 +37,14 @@ from typing import Any
 
 from torch import nn
 
-from ._train_engines import architecture
-from ._train_loop import check_deadline, run_loop
-from ._train_run import TrainRun
-from ._validation import input_checks
+from .._validation import input_checks
+from ..tasks import SequenceTask
+from ._engines import architecture
+from ._loop import check_deadline, run_loop
+from ._run_state import TrainRun
+from .config import TrainConfig
 from .runtime import torch_threads
-from .tasks import SequenceTask
-from .training import TrainConfig, TrainResult, _checked_call, _result
+from .single_run import TrainResult, _checked_call, _result
 
 #: TrainConfig fields that may differ between runs trained together: they do not change
 #: the computation of a step, only a run's own batch order, checkpoint and stop rules.

@@ -12,7 +12,7 @@ Checks. :func:`predict` and :func:`evaluate` refuse a model whose parameters hol
 inputs or targets and :func:`_check_token_range` token ids the model cannot embed, once per
 call, on the host; :func:`_check_model_output` refuses an output of the wrong shape.
 
-Precision. Both compute under :func:`~lds_toolkit.neural.runtime.precision` (``"fp32"``,
+Precision. Both compute under :func:`~lds_toolkit.neural.training.runtime.precision` (``"fp32"``,
 ``"tf32"`` or ``"bf16"``; float32 by default); the loss and the outputs returned are float32
 or wider.
 """
@@ -24,13 +24,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .._validation import check_finite, check_int
+from ..._validation import check_finite, check_int
+from .._validation import input_checks
+from ..tasks import IGNORE_INDEX, SequenceTask
 from ._call_checks import check_model_takes, check_positions
-from ._validation import input_checks
 from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
 from .runtime import check_precision, resolve_device
 from .runtime import precision as compute_in
-from .tasks import IGNORE_INDEX, SequenceTask
 
 
 def _batch_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, kind: str):

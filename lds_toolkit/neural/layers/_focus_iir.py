@@ -115,7 +115,7 @@ def filter_bins(x_bins: Tensor, h: Tensor) -> Tensor:
     -------
     Tensor, shape (B, n_bins, R, D)
         ``y[b, r, t, d] = sum_{s <= t} h[b, r, d, t - s] * x[b, r, s, d]``:
-        :func:`~lds_toolkit.neural._fftconv.causal_conv` with an FFT of size ``2R`` (zero
+        :func:`~lds_toolkit.neural.layers._fftconv.causal_conv` with an FFT of size ``2R`` (zero
         padding makes the circular product a linear convolution).
     """
     r = x_bins.shape[2]

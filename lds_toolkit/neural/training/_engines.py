@@ -1,4 +1,4 @@
-"""What computes a training step of the runs in :mod:`lds_toolkit.neural._train_loop`.
+"""What computes a training step of the runs in :mod:`lds_toolkit.neural.training._loop`.
 
 :class:`SingleEngine` trains one run's model in place with its own optimizer: the loop of
 :func:`~lds_toolkit.neural.training.train`. :class:`StackedEngine` trains N runs of one
@@ -29,8 +29,8 @@ import copy
 import torch
 from torch import nn
 
-from ._train_run import TrainRun, _param_groups, adamw
-from .training_config import TrainConfig
+from ._run_state import TrainRun, _param_groups, adamw
+from .config import TrainConfig
 
 
 def _compile_options(cfg: TrainConfig, device: torch.device):

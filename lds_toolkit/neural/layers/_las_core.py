@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._cast import work_dtype
+from .._cast import work_dtype
 from ._decayed_sdpa import eld_sdpa, eld_tile
 from ._scored_attention import scored_attention
 
@@ -177,7 +177,7 @@ def las_attention(
     ``alibi``: ALiBi slopes (H,) to add eq. 1's bias (:func:`alibi_bias`), or None. The decay,
     the bias, the pooling weights, the scores and the softmax are computed in float32 (float64
     for float64 inputs); the output has ``q``'s dtype. ``block`` and ``backend``: see
-    :func:`~lds_toolkit.neural._scored_attention.scored_attention`. On a CPU, outside
+    :func:`~lds_toolkit.neural.layers._scored_attention.scored_attention`. On a CPU, outside
     ``torch.compile``, with more than ``block`` queries and no ALiBi, ``backend="auto"``
     computes the ELD attention with fused SDPA on query tiles (:mod:`._decayed_sdpa`: the
     same numbers to round-off, without explicit scores).

@@ -25,10 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._cast import linear
+from .._cast import linear
+from .._validation import check_int, check_nonnegative_float
 from ._fftconv import causal_conv
 from ._init import Seed, seeded
-from ._validation import check_int, check_nonnegative_float
 
 __all__ = ["FocusGlobalConv", "FocusHyperNetwork", "causal_fft_conv"]
 
@@ -36,7 +36,7 @@ __all__ = ["FocusGlobalConv", "FocusHyperNetwork", "causal_fft_conv"]
 def causal_fft_conv(x: Tensor, kernel: Tensor) -> Tensor:
     """Causal per-channel convolution ``y[t, d] = sum_{s=0}^{min(t, K-1)} k[d, s] x[t - s, d]``.
 
-    ``x``: (B, L, D); ``kernel``: (D, K). :func:`~lds_toolkit.neural._fftconv.causal_conv`
+    ``x``: (B, L, D); ``kernel``: (D, K). :func:`~lds_toolkit.neural.layers._fftconv.causal_conv`
     with a power-of-two FFT size >= L + min(K, L) - 1 (linear, not circular): one FFT over the
     whole length.
     """

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .tasks import SequenceTask
+from ..tasks import SequenceTask
 
 
 def _param_dtype(model: nn.Module) -> torch.dtype:

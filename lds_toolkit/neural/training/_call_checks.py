@@ -28,9 +28,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..tasks import SequenceTask
 from .batching import _param_dtype
-from .tasks import SequenceTask
-from .training_config import TrainConfig
+from .config import TrainConfig
 
 #: TrainConfig's own batch size: a task smaller than it is not worth a warning.
 _DEFAULT_BATCH = next(f.default for f in fields(TrainConfig) if f.name == "batch_size")

@@ -48,10 +48,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._cast import full_precision
-from ._fftconv import causal_conv, compute_dtype, fft_len, irfft, rfft
-from ._init import Seed, on_default_device, seeded
-from ._validation import (
+from .._cast import full_precision
+from .._validation import (
     check_choice,
     check_finite,
     check_int,
@@ -60,7 +58,9 @@ from ._validation import (
     check_step_input,
     watch_outputs,
 )
-from .recompute import active, blockwise
+from ._fftconv import causal_conv, compute_dtype, fft_len, irfft, rfft
+from ._init import Seed, on_default_device, seeded
+from ._recompute import active, blockwise
 
 FORMS = ("exact", "tensordot")
 BRANCHES = ("both", "positive")
@@ -161,7 +161,7 @@ class STU(nn.Module):
     """
 
     #: Exact form: recompute the per-frequency transfer matrices in the backward pass, in
-    #: blocks of frequencies (:func:`~lds_toolkit.neural.recompute.set_recompute`).
+    #: blocks of frequencies (:func:`~lds_toolkit.neural.training.recompute.set_recompute`).
     recompute = False
 
     def __init__(

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .._validation import check_int, check_real
+from ..._validation import check_int, check_real
 from .runtime import check_precision
 
 SCHEDULES = ("constant", "cosine")
@@ -265,8 +265,8 @@ class TrainConfig:
         (the experiment runner tags a task's checkpoints with the task and the code version).
     bad_checkpoint : {"raise", "restart"}
         A checkpoint that cannot be used (corrupted, foreign, stale, of other settings):
-        raise :class:`~lds_toolkit.neural.checkpoints.CheckpointError`, or warn
-        (:class:`~lds_toolkit.neural.checkpoints.CheckpointWarning`) and train from step 0
+        raise :class:`~lds_toolkit.neural.training.checkpoints.CheckpointError`, or warn
+        (:class:`~lds_toolkit.neural.training.checkpoints.CheckpointWarning`) and train from step 0
         (the file is overwritten by the next save).
     resume : bool
         Continue from ``checkpoint`` when it exists.
@@ -275,7 +275,7 @@ class TrainConfig:
         configured) and raises :class:`~lds_toolkit._budget.TimeBudgetReached`; checked
         between steps. The same call resumes.
     precision : {"fp32", "tf32", "bf16"}
-        Arithmetic of the forward pass and the loss (:func:`~lds_toolkit.neural.runtime.\
+        Arithmetic of the forward pass and the loss (:func:`~lds_toolkit.neural.training.runtime.\
 precision`): float32; TF32 matrix products on CUDA (float32 elsewhere: there is no TF32 on a
         CPU); or bfloat16 autocast on the model's device with float32 master weights.
     compile : bool or dict

@@ -1,4 +1,5 @@
-"""A small, seeded training loop for the sequence tasks of :mod:`lds_toolkit.neural.tasks`.
+"""One training run, :func:`train`: a small, seeded loop for the sequence tasks of
+:mod:`lds_toolkit.neural.tasks`, and its result :class:`TrainResult`.
 
 ``train(model, data, ...)`` runs AdamW with linear warm-up (then a constant or cosine learning
 rate), clips the gradient norm, logs loss / accuracy / gradient norm / learning rate at every
@@ -66,28 +67,17 @@ Time budget. With ``deadline`` (a ``time.time()`` value) the loop saves a checkp
 raises :class:`~lds_toolkit._budget.TimeBudgetReached` at the first step boundary past it;
 the same call then resumes.
 
-Several runs at once. :func:`~lds_toolkit.neural.run_group.train_group` trains runs of one
+Several runs at once. :func:`~lds_toolkit.neural.training.run_group.train_group` trains runs of one
 architecture together (stacked under ``torch.func.vmap``), each with the numbers it has here
 alone; it runs the same loop.
 
 Where things live. This module holds :func:`train` and :class:`TrainResult`; the loop is
-:mod:`lds_toolkit.neural._train_loop` (a run's state :mod:`~lds_toolkit.neural._train_run`,
-the step's computation :mod:`~lds_toolkit.neural._train_engines`). It re-exports the names
-of the modules it is built from, so that everything importable from it before the split
-still is:
-
-* :mod:`lds_toolkit.neural.training_config`: :class:`TrainConfig`, :class:`Plateau`,
-  :func:`lr_factor` (the schedule);
-* :mod:`lds_toolkit.neural.batching`: :func:`as_tensors`, :func:`batch_indices`,
-  :func:`bucketed_batch_indices`, :func:`scored_lengths`;
-* :mod:`lds_toolkit.neural.evaluation`: :func:`predict`, :func:`evaluate`,
-  :func:`non_finite_parameter` and the loss/accuracy helpers;
-* :mod:`lds_toolkit.neural.checkpoints`: :data:`CHECKPOINT_FORMAT`, :class:`CheckpointError`,
-  :func:`diverged_checkpoint_path`, saving and loading;
-* :mod:`lds_toolkit.neural.divergence`: :class:`DivergenceReport`,
-  :class:`TrainingDivergedError` and the reading of the steps' numbers;
-* :mod:`lds_toolkit.neural.runtime`: :func:`resolve_device`, :func:`torch_threads`, the
-  precision context.
+:mod:`~lds_toolkit.neural.training._loop` (a run's state
+:mod:`~lds_toolkit.neural.training._run_state`, the step's computation
+:mod:`~lds_toolkit.neural.training._engines`); the other modules of
+:mod:`lds_toolkit.neural.training` hold the config, batching, evaluation, checkpoints,
+divergence and runtime (the package docstring lists them), and the package exports their
+public names.
 """
 
 from __future__ import annotations
@@ -101,57 +91,19 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from .._budget import TimeBudgetReached
-from .._repr import compact_repr
+from ..._repr import compact_repr
+from .._validation import input_checks
+from ..tasks import SequenceTask
 from ._call_checks import check_train_call
-from ._train_loop import check_deadline, run_loop
-from ._train_run import TrainRun
-from ._train_run import _optimizer as _optimizer
-from ._train_run import _param_groups as _param_groups
-from ._validation import input_checks
-from .batching import as_tensors, batch_indices, bucketed_batch_indices, scored_lengths
-from .checkpoints import (
-    CHECKPOINT_FORMAT,
-    CheckpointError,
-    CheckpointWarning,
-    check_checkpoint_path,
-    diverged_checkpoint_path,
-)
-from .checkpoints import _as_tensors_dict as _as_tensors_dict
+from ._loop import check_deadline, run_loop
+from ._run_state import TrainRun
+from .checkpoints import check_checkpoint_path
+from .config import TrainConfig
 from .divergence import DivergenceReport, TrainingDivergedError
-from .evaluation import (
-    _check_finite_data,
-    _check_token_range,
-    evaluate,
-    non_finite_parameter,
-    predict,
-)
-from .evaluation import _require_finite_parameters as _require_finite_parameters
+from .evaluation import _check_finite_data, _check_token_range
 from .runtime import resolve_device, torch_threads
-from .tasks import SequenceTask
-from .training_config import _OPTIONAL_FIELDS as _OPTIONAL_FIELDS
-from .training_config import _RESUMABLE_FIELDS as _RESUMABLE_FIELDS
-from .training_config import (
-    ON_DIVERGENCE,
-    PLATEAU_METRICS,
-    SCHEDULES,
-    Plateau,
-    TrainConfig,
-    lr_factor,
-)
 
-# The private helpers that moved out stay importable from here as well: those this module
-# does not call are imported as ``name as name`` (an explicit re-export).
-__all__ = [
-    # defined here
-    "train", "TrainResult", "DivergenceReport", "TrainingDivergedError",
-    # re-exported from the modules listed in the module docstring
-    "TrainConfig", "Plateau", "lr_factor", "SCHEDULES", "ON_DIVERGENCE", "PLATEAU_METRICS",
-    "as_tensors", "batch_indices", "bucketed_batch_indices", "scored_lengths",
-    "predict", "evaluate", "non_finite_parameter",
-    "CHECKPOINT_FORMAT", "CheckpointError", "CheckpointWarning", "diverged_checkpoint_path",
-    "resolve_device", "torch_threads", "TimeBudgetReached",
-]
+__all__ = ["train", "TrainResult"]
 
 
 @dataclass(repr=False)
@@ -252,7 +204,7 @@ def _checked_call(model, data, config, eval_data, callback, overrides, what: str
     """``(cfg, device)`` of a call ``train(model, data, config, ...)`` once its arguments
     are checked: ``config`` with the keyword ``overrides``, the data checked once (finite
     values, token ids the model accepts), the call's arguments against each other
-    (:func:`~lds_toolkit.neural._call_checks.check_train_call`) and the checkpoint path."""
+    (:func:`~lds_toolkit.neural.training._call_checks.check_train_call`) and the checkpoint path."""
     cfg = config if config is not None else TrainConfig()
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"{what}: config must be a TrainConfig, got {type(cfg).__name__}")

@@ -1,17 +1,17 @@
 """The one training loop: steps of one run, or of several stacked runs, until each stops.
 
 :func:`run_loop` is what :func:`~lds_toolkit.neural.training.train` runs for its one run
-(with a :class:`~lds_toolkit.neural._train_engines.SingleEngine`) and what
-:func:`~lds_toolkit.neural.run_group.train_group` runs for each group of runs stacked at
-the same step (a :class:`~lds_toolkit.neural._train_engines.StackedEngine`). Per step:
+(with a :class:`~lds_toolkit.neural.training._engines.SingleEngine`) and what
+:func:`~lds_toolkit.neural.training.run_group.train_group` runs for each group of runs stacked at
+the same step (a :class:`~lds_toolkit.neural.training._engines.StackedEngine`). Per step:
 every run draws its own batch (its seed, its data), the engine computes the forward pass,
 the runs' losses, the backward pass and each run's clipped gradient norm; each run pushes
-its numbers to its own :class:`~lds_toolkit.neural.divergence.StepReader`. At a reading
+its numbers to its own :class:`~lds_toolkit.neural.training.divergence.StepReader`. At a reading
 step (``log_every``, evaluations, checkpoints, the deadline, the last step) each run's
 numbers are read and its divergence rule applied; a run that diverged leaves before the
 update. Then the update; then, per run, the evaluation and its stop rules, the checkpoint,
 the callback. A run that stops leaves the engine and is finished
-(:meth:`~lds_toolkit.neural._train_run.TrainRun.finish`); the others go on. The order of
+(:meth:`~lds_toolkit.neural.training._run_state.TrainRun.finish`); the others go on. The order of
 these events is the order of a run trained alone, so a run's numbers do not depend on the
 company it trains in (up to the round-off of batched kernels).
 """
@@ -22,15 +22,15 @@ import time
 
 import torch
 
-from .._budget import TimeBudgetReached, passed
-from .._tqdm import tqdm
-from ._train_engines import make_engine
-from ._train_run import TrainRun
+from ..._budget import TimeBudgetReached, passed
+from ..._tqdm import tqdm
+from ._engines import make_engine
+from ._run_state import TrainRun
 from .batching import _Tensors
+from .config import lr_factor
 from .divergence import DivergenceReport
 from .evaluation import _batch_loss, _check_model_output
 from .runtime import precision
-from .training_config import lr_factor
 
 
 def check_deadline(runs: list[TrainRun]) -> None:

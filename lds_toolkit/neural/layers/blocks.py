@@ -32,9 +32,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ._cast import AUTOCAST_DEVICES, cast_call
-from ._init import Seed, seeded
-from ._validation import (
+from .._cast import AUTOCAST_DEVICES, cast_call
+from .._validation import (
     check_choice,
     check_divisible,
     check_flag,
@@ -46,9 +45,11 @@ from ._validation import (
     values_checked,
     watch_outputs,
 )
+from ._init import Seed, seeded
 
-# name -> (module, class); a layer module is imported only when its name is first used, so
-# building a model imports just the layers it needs; an unknown name fails clearly.
+# name -> (module, relative to this package, class); a layer module is imported only when its
+# name is first used, so building a model imports just the layers it needs; an unknown name
+# fails clearly.
 LAYER_REGISTRY: dict[str, tuple[str, str]] = {
     "s4": (".s4", "S4"),
     "s4d": (".s4", "S4"),
@@ -82,7 +83,7 @@ def resolve_layer(layer: LayerSpec) -> Callable[..., nn.Module]:
             module = importlib.import_module(module_name, __package__)
         except ModuleNotFoundError as exc:
             raise ValueError(
-                f"resolve_layer: layer {layer!r} needs lds_toolkit.neural{module_name}, "
+                f"resolve_layer: layer {layer!r} needs {__package__}{module_name}, "
                 f"which is not available ({exc})"
             ) from exc
         return getattr(module, cls_name)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._cast import full_precision, work_dtype
+from .._cast import full_precision, work_dtype
 
 
 @dataclass(frozen=True)

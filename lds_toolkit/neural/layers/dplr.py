@@ -1,7 +1,7 @@
 r"""S4 with HiPPO-LegS in diagonal-plus-low-rank (DPLR) form: the SSM of the S4++ paper's S4.
 
-Per channel ``h``, in the basis of the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural._hippo`),
-the continuous system has the state matrix
+Per channel ``h``, in the basis of the NPLR form of HiPPO-LegS
+(:mod:`lds_toolkit.neural.layers._hippo`), the continuous system has the state matrix
 
     A = Λ - P P*,     Λ = diag(λ_1..λ_N),  P in C^N (rank 1),
 
@@ -39,7 +39,8 @@ recurrent mode and :meth:`to_lds` use the same system.
 
 **Kernel, zoh:** ``exp(Δ A)`` has no diagonal-plus-low-rank structure, so ``K̄_l = C Ā^l B̄`` is
 computed from the dense ``Ā`` (``torch.linalg.matrix_exp``) by doubling
-(:func:`lds_toolkit.neural._powers.power_kernel`): O(N^3 log L + N^2 L), exact up to round-off.
+(:func:`lds_toolkit.neural.layers._powers.power_kernel`): O(N^3 log L + N^2 L), exact up to
+round-off.
 
 **Precision.** The small dense parts (``Ā``, ``B̄``, ``C Ā^L``, the zoh kernel: O(N^2) numbers
 per channel, but sensitive: ``‖Δ P P*‖`` reaches ``Δ N^2/2``, and float32 ``matrix_exp`` of it
@@ -47,7 +48,7 @@ was measured 3e-5 off) are computed in float64 and cast to the input's precision
 Cauchy sums and the FFT run in the input's precision.
 
 **Real arithmetic for the dense parts.** In the coordinates ``ξ = (Re z_0, Im z_0, Re z_1, ...)``
-of :mod:`lds_toolkit.neural._bridge`, ``A`` is the real matrix of the 2x2 blocks
+of :mod:`lds_toolkit.neural.layers._bridge`, ``A`` is the real matrix of the 2x2 blocks
 ``[[Re λ, -Im λ], [Im λ, Re λ]]`` minus ``2 p_r p_rᵀ`` with ``p_r = (Re P_n, Im P_n)_n`` (still
 diagonal plus rank one), ``B_r = (Re B_n, Im B_n)_n``, ``C_r = (2 Re C_n, -2 Im C_n)_n``. The
 discretisation, ``C Ā^L``, the zoh kernel, the recurrent mode and :meth:`to_lds` use these real
@@ -65,14 +66,14 @@ import math
 
 import torch
 
+from .._validation import check_step_input
 from ._bridge import deinterleave, interleave, real_block_diag
 from ._fftconv import compute_dtype
 from ._hippo import legs_nplr
 from ._init import Seed
 from ._powers import linear_scan, power_kernel
+from ._recompute import active, blockwise
 from ._ssm_base import SSMBase, check_rate
-from ._validation import check_step_input
-from .recompute import active, blockwise
 
 DPLR_INITS = ("legs",)
 
@@ -158,7 +159,7 @@ class DPLRSSM(SSMBase):
         """The continuous ``A`` as a real (H, N, N) matrix in the interleaved coordinates
         ``ξ = (Re z_0, Im z_0, ...)``: 2x2 blocks of ``Λ₊`` minus ``2 p_r p_rᵀ``,
         ``p_r = (Re P_n, Im P_n)_n`` (the complex ``diag(Λ) - P P*`` on ``[z; z̄]``, made real:
-        :mod:`lds_toolkit.neural._bridge`)."""
+        :mod:`lds_toolkit.neural.layers._bridge`)."""
         _, Lam, P, _, _ = self.continuous(dtype)
         p = interleave(P)
         return real_block_diag(Lam) - 2 * p.unsqueeze(-1) * p.unsqueeze(-2)

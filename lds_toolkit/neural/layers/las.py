@@ -14,15 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._las_core import (
-    ALPHA_SCHEDULES,
-    POOL_ORDERS,
-    alibi_slopes,
-    eld_factors,
-    las_alpha_init,
-    las_attention,
-)
-from ._validation import (
+from .._validation import (
     check_choice,
     check_divisible,
     check_flag,
@@ -31,6 +23,14 @@ from ._validation import (
     check_nonnegative_float,
     check_sequence,
     watch_outputs,
+)
+from ._las_core import (
+    ALPHA_SCHEDULES,
+    POOL_ORDERS,
+    alibi_slopes,
+    eld_factors,
+    las_alpha_init,
+    las_attention,
 )
 
 __all__ = ["LaSAttention"]
@@ -64,7 +64,7 @@ class LaSAttention(nn.Module):
     ``K_hat[j] = (1/P) sum_{m<P} exp(-alpha_c m) K[j - m]``.
 
     ELD, ALiBi and the softmax are computed in float32 inside the attention, whatever the
-    input's dtype (:mod:`~lds_toolkit.neural._scored_attention`): under ``torch.compile`` on
+    input's dtype (:mod:`~lds_toolkit.neural.layers._scored_attention`): under ``torch.compile`` on
     CUDA as flex_attention's ``score_mod`` (one fused kernel, no L x L tensor), elsewhere as
     explicit float32 scores in blocks of queries. Under bf16 autocast the layer stays within
     1 % of its float32 output (``tests/neural/test_bf16.py``).
@@ -84,7 +84,7 @@ class LaSAttention(nn.Module):
         paper adds no parameters).
     alpha_schedule : {"exp_uniform", "linear", "log"}, default "exp_uniform"
         How B becomes the per-head rates (the paper's sentence admits several readings, see
-        :func:`~lds_toolkit.neural._las_core.las_alpha_init`): ``"exp_uniform"``
+        :func:`~lds_toolkit.neural.layers._las_core.las_alpha_init`): ``"exp_uniform"``
         ``alpha_c = -log(1 - c/(H-1) (1 - exp(-B)))`` (``exp(-alpha_c)`` evenly spaced,
         ``alpha`` in [0, B]); ``"linear"`` ``alpha_c = c B/(H-1)``; ``"log"`` ``alpha_0 = 0``
         and ``alpha_c = B^((H-1-c)/(H-2))``, log-spaced from B to 1. Always ``alpha_0 = 0``.
@@ -113,7 +113,7 @@ class LaSAttention(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from lds_toolkit.neural.las import LaSAttention
+    >>> from lds_toolkit.neural.layers.las import LaSAttention
     >>> _ = torch.manual_seed(0)
     >>> layer = LaSAttention(64)                 # 8 heads, P = 5, B = 1e-3
     >>> [round(a, 6) for a in layer.alpha.tolist()[:3]]
