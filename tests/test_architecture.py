@@ -149,7 +149,8 @@ def declared_layers(text: str) -> dict[str, int]:
     """Package prefix -> rank, from the layer table between the markers of the page.
 
     A row may name ``pkg._*``: the private modules directly inside ``pkg`` (its shared
-    helpers), kept as the key ``pkg._``."""
+    helpers), kept as the key ``pkg._``; and ``pkg.__init__``: the package's own module alone
+    (its re-exports), not the modules inside it."""
     table = text[text.index("<!-- layers:begin -->"):text.index("<!-- layers:end -->")]
     ranks: dict[str, int] = {}
     for line in table.splitlines():
@@ -166,6 +167,8 @@ def _matches(module: str, prefix: str) -> bool:
     if prefix.endswith("._"):  # pkg._*: a private module directly inside pkg
         rest = module[len(prefix) - 1:] if module.startswith(prefix) else ""
         return rest.startswith("_") and "." not in rest
+    if prefix.endswith(".__init__"):  # pkg.__init__: the package itself, not its contents
+        return module == prefix.removesuffix(".__init__")
     return module == prefix or module.startswith(prefix + ".")
 
 
@@ -199,6 +202,10 @@ def test_the_layer_check_catches_an_upward_import():
     assert _matches(f"{PACKAGE}.neural._cast", f"{PACKAGE}.neural._")
     assert not _matches(f"{PACKAGE}.neural.layers._fftconv", f"{PACKAGE}.neural._")
     assert not _matches(f"{PACKAGE}.neural.las", f"{PACKAGE}.neural._")
+    assert _matches(f"{PACKAGE}.experiments", f"{PACKAGE}.experiments.__init__")
+    assert not _matches(f"{PACKAGE}.experiments.base", f"{PACKAGE}.experiments.__init__")
+    assert layer_of(f"{PACKAGE}.experiments", ranks) == f"{PACKAGE}.experiments.__init__"
+    assert layer_of(f"{PACKAGE}.experiments.base", ranks) == f"{PACKAGE}.experiments"
     assert ranks[layer_of(f"{PACKAGE}.control.lyapunov", ranks)] == \
         ranks[layer_of(f"{PACKAGE}.learning.filters", ranks)]
 

@@ -198,7 +198,7 @@ class NssS4(NeuralExperiment):
               note="Per seed against S4 on the same data; mean of the last 100 steps."),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, "n_points": Int(2, 10**7),
               "frequency": Real(0.0, 1e6, low_open=True), "jitter": Real(0.0, 1e3),
               "n_perturbations": Int(1, 10**6), "long_factor": Int(1, 10**4),
