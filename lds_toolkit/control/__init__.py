@@ -14,7 +14,8 @@ experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
 * :mod:`~lds_toolkit.control.etc_triggers` — the triggering rules (eq. 12, relative error,
   periodic, dynamic) and their base class;
 * :mod:`~lds_toolkit.control.etc_simulation` — the event-triggered sampler, exact and
-  grid-monitored (:func:`simulate_etc`, :class:`ETCResult`);
+  grid-monitored (:func:`simulate_etc`, :class:`ETCResult`); where the events fall, per
+  monitoring mode, is its private :mod:`~lds_toolkit.control._etc_events`;
 * :mod:`~lds_toolkit.control.etc_statistics` — inter-event-time statistics over many initial
   states (imports point one way: statistics -> simulation -> triggers -> system);
 * :mod:`~lds_toolkit.control.nss` — replaying recorded ETC inputs at original and perturbed
