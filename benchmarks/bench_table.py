@@ -147,7 +147,7 @@ def nss_s4_passes(scale: str) -> int:
     """Training passes of the nss-s4 experiment per DPLR model at ``scale`` (steps x seeds,
     from its config; medium stops early on a plateau, so its figure is an upper bound)."""
     from lds_toolkit.experiments import get_experiment
-    from lds_toolkit.experiments.runner import build_config
+    from lds_toolkit.experiments.config import build_config
 
     cfg = build_config(get_experiment("nss-s4"), scale=scale)
     return int(cfg["steps"]) * int(cfg["seeds"])

@@ -71,7 +71,8 @@ def declared_layers(text: str) -> dict[str, int]:
     """Package prefix -> rank, from the layer table between the markers of the page.
 
     A row may name ``pkg._*``: the private modules directly inside ``pkg`` (its shared
-    helpers), kept as the key ``pkg._``."""
+    helpers), kept as the key ``pkg._``; and ``pkg.__init__``: the package's own module alone
+    (its re-exports), not the modules inside it."""
     table = text[text.index(LAYERS_BEGIN):text.index(LAYERS_END)]
     ranks: dict[str, int] = {}
     for line in table.splitlines():
@@ -90,6 +91,8 @@ def matches(module: str, prefix: str) -> bool:
     if prefix.endswith("._"):
         rest = module[len(prefix) - 1:] if module.startswith(prefix) else ""
         return rest.startswith("_") and "." not in rest
+    if prefix.endswith(".__init__"):  # the package itself, not its contents
+        return module == prefix.removesuffix(".__init__")
     return module == prefix or module.startswith(prefix + ".")
 
 
@@ -125,8 +128,12 @@ def rooms_table(package: Path = PACKAGE, page: str | None = None) -> str:
             modules = [m for m in modules if m not in helpers]
         init = folder / "__init__.py"
         doc = first_sentence(ast.get_docstring(ast.parse(init.read_text(), filename=str(init))))
-        rows.append(_room_row(f"`{folder.relative_to(package.parent).as_posix()}/`", doc,
-                              modules, ranks[layer_of(name, ranks)], ranks))
+        label = f"`{folder.relative_to(package.parent).as_posix()}/`"
+        # the folder's modules take the folder's row; its __init__ may be ranked on its own
+        rank = ranks[name] if name in ranks else ranks[layer_of(name, ranks)]
+        if f"{name}.__init__" in ranks and ranks[f"{name}.__init__"] != rank:
+            label += f" (its `__init__`: {ranks[f'{name}.__init__']})"
+        rows.append(_room_row(label, doc, modules, rank, ranks))
     lines = [ROOMS_BEGIN, "",
              "| rank | room | what it holds (its docstring) | modules | lines | may import |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -137,7 +144,7 @@ def rooms_table(package: Path = PACKAGE, page: str | None = None) -> str:
 def _short(prefix: str) -> str:
     """A declared prefix without the package name: ``neural.layers``, ``_*``, ``neural._*``."""
     rest = prefix[len(PREFIX) + 1:] if prefix != PREFIX else PREFIX
-    return rest + "*" if rest.endswith("_") else rest
+    return rest + "*" if rest.endswith("_") else rest.removesuffix(".__init__")
 
 
 def _helpers_doc(helpers: list[Path]) -> str:

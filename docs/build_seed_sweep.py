@@ -4,7 +4,7 @@ A committed quick run is one base seed. Whether its claims hold *with margin* sh
 when the whole experiment is rerun from other base seeds: this script runs every experiment
 that declares a claim for the quick scale at each base seed, judges each such claim, and
 writes ``docs/results/quick/base-seeds.json``, which the docs quote (``{{ seeds
-quick/NAME CLAIM_ID }}``, :mod:`lds_toolkit.experiments.quotes`) and
+quick/NAME CLAIM_ID }}``, :mod:`lds_toolkit.experiments.report.quotes`) and
 ``tests/test_docs_results.py`` checks against the declarations and the committed run.
 
 Usage::
@@ -34,8 +34,8 @@ from pathlib import Path
 from lds_toolkit.experiments import get_experiment, reproduce
 from lds_toolkit.experiments.base import known_names
 from lds_toolkit.experiments.claims import evaluate_claim
-from lds_toolkit.experiments.environment import environment
-from lds_toolkit.experiments.quotes import SEED_SWEEP
+from lds_toolkit.experiments.report.quotes import SEED_SWEEP
+from lds_toolkit.experiments.runner.environment import environment
 
 RESULTS = Path(__file__).resolve().parent / "results" / "quick"
 

@@ -94,10 +94,10 @@ def _checked_run_options(parser: argparse.ArgumentParser, args, names) -> tuple[
     """Scale and overrides of a run, every experiment's config built once up front so that a
     bad option ends the command (exit 2, one line) before any task runs."""
     from .experiments import get_experiment
-    from .experiments.outputs import check_output_dir
-    from .experiments.overrides import parse_assignments
-    from .experiments.runner import build_config, resolve_scale
-    from .experiments.workers import check_jobs, check_workers
+    from .experiments.config import build_config, resolve_scale
+    from .experiments.config.overrides import parse_assignments
+    from .experiments.runner.workers import check_jobs, check_workers
+    from .experiments.store.outputs import check_output_dir
 
     try:
         scale = resolve_scale(args.scale, args.quick)
@@ -152,7 +152,7 @@ def _run_experiments(names, args, scale, overrides, report, starting=None,
     docstring). ``command``: the command line, quoted in the line that says how to resume
     after ``--time-budget``."""
     from .experiments import MissingDependencyError, reproduce
-    from .experiments.outputs import OutputLockedError
+    from .experiments.store.outputs import OutputLockedError
 
     budget = getattr(args, "time_budget", None)
     deadline = deadline_after(budget)
@@ -256,7 +256,7 @@ def _compare(args) -> int:
     written; exit 2 when either is not a directory)."""
     from pathlib import Path
 
-    from .experiments.compare import compare_runs, to_json, to_text
+    from .experiments.report.compare import compare_runs, to_json, to_text
 
     for d in args.compare:
         if not d or not Path(d).is_dir():

@@ -131,10 +131,10 @@ def _numpy_cases():
 
 def _experiment_cases():
     from lds_toolkit.experiments import reproduce
-    from lds_toolkit.experiments.outputs import verify_outputs
     from lds_toolkit.experiments.runner import load_summary
+    from lds_toolkit.experiments.runner.sweep import task_rng
     from lds_toolkit.experiments.store import TaskStore
-    from lds_toolkit.experiments.sweep import task_rng
+    from lds_toolkit.experiments.store.outputs import verify_outputs
 
     def regular_file(tmp):
         path = tmp / "file.txt"

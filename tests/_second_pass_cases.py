@@ -226,7 +226,7 @@ def _numpy_cases():
 
 def _experiment_cases():
     from lds_toolkit.experiments import reproduce
-    from lds_toolkit.experiments.overrides import parse_assignment
+    from lds_toolkit.experiments.config.overrides import parse_assignment
     from lds_toolkit.experiments.store import TaskStore, task_key
 
     return [

@@ -180,6 +180,10 @@ def test_the_layer_check_catches_an_upward_import():
     assert _matches(f"{PACKAGE}.neural._cast", f"{PACKAGE}.neural._")
     assert not _matches(f"{PACKAGE}.neural.layers._fftconv", f"{PACKAGE}.neural._")
     assert not _matches(f"{PACKAGE}.neural.las", f"{PACKAGE}.neural._")
+    assert _matches(f"{PACKAGE}.experiments", f"{PACKAGE}.experiments.__init__")
+    assert not _matches(f"{PACKAGE}.experiments.base", f"{PACKAGE}.experiments.__init__")
+    assert layer_of(f"{PACKAGE}.experiments", ranks) == f"{PACKAGE}.experiments.__init__"
+    assert layer_of(f"{PACKAGE}.experiments.base", ranks) == f"{PACKAGE}.experiments"
     assert ranks[layer_of(f"{PACKAGE}.control.lyapunov", ranks)] == \
         ranks[layer_of(f"{PACKAGE}.learning.filters", ranks)]
 
@@ -203,4 +207,5 @@ def test_where_to_find_what_lists_every_room_with_its_rank():
         folder = init.parent.relative_to(ROOT.parent).as_posix()
         row = next(r for r in table.splitlines() if f"| `{folder}/` |" in r)
         name = module_name(init)
-        assert row.startswith(f"| {ranks[layer_of(name, ranks)]} |"), row
+        rank = ranks[name] if name in ranks else ranks[layer_of(name, ranks)]
+        assert row.startswith(f"| {rank} |"), row

@@ -8,7 +8,7 @@ docs/**/*.md that stands beside a unit of a result -- a factor (``×``, ``3.2x``
 
 * a quote, ``{{ median quick/cloze mse_seeds/s4+attention }}`` or
   ``{{ run medium/las-ablation sweep_seconds min:.1f }}``, rendered by the site's hook from
-  ``docs/results/`` (:mod:`lds_toolkit.experiments.quotes`);
+  ``docs/results/`` (:mod:`lds_toolkit.experiments.report.quotes`);
 * inside a region generated from committed runs (:data:`RENDERED_REGIONS`), each with the
   test that fails when the region differs from what its generator writes;
 * on :data:`ALLOWLIST`, with its source: a paper's constant, a definition, a budget we set.

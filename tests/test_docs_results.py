@@ -4,7 +4,7 @@
 the reproduction table between the markers of docs/index.md must equal
 :func:`lds_toolkit.experiments.report.reproduction_table` of them, so it can neither be
 edited by hand nor go stale when a claim's declaration or a committed run changes. The
-numbers the pages quote are quotes (:mod:`lds_toolkit.experiments.quotes`) rendered from
+numbers the pages quote are quotes (:mod:`lds_toolkit.experiments.report.quotes`) rendered from
 the same runs by the site's hook; every one must render, and the quick scale's seed sweep
 (``docs/results/quick/base-seeds.json``) must cover every quick claim and agree with the
 committed run.
@@ -23,7 +23,7 @@ import pytest
 from lds_toolkit.experiments import list_experiments
 from lds_toolkit.experiments.base import SCALES
 from lds_toolkit.experiments.claims import bootstrap_median_interval, evaluate_claim
-from lds_toolkit.experiments.quotes import QuoteError, Runs, quotes_in, render
+from lds_toolkit.experiments.report.quotes import QuoteError, Runs, quotes_in, render
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("build_results", ROOT / "docs" / "build_results.py")

@@ -16,7 +16,7 @@ import pytest
 
 import lds_toolkit as L
 from lds_toolkit import _validation
-from lds_toolkit.experiments import workers
+from lds_toolkit.experiments.runner import workers
 from lds_toolkit.systems import zoh_matrices
 
 from ._round_three_cases import cases, run_case
@@ -167,7 +167,7 @@ def test_user_task_count_counts_this_process():
 
 def _vouched_run(root, name, summary):
     """A run directory whose run.json vouches for ``summary`` (as a finished run writes)."""
-    from lds_toolkit.experiments.outputs import file_digest
+    from lds_toolkit.experiments.store.outputs import file_digest
 
     d = root / name
     d.mkdir(parents=True)

@@ -26,7 +26,7 @@
   committed numbers (``docs/results/``), from the same declarations as the tests and
   ``lds-toolkit report``.
 * **Numbers from the runs.** Every page's quotes, ``{{ median quick/cloze
-  mse_seeds/s4+attention }}`` (:mod:`lds_toolkit.experiments.quotes`), are replaced by the
+  mse_seeds/s4+attention }}`` (:mod:`lds_toolkit.experiments.report.quotes`), are replaced by the
   numbers of the committed runs in ``docs/results/``; a quote that names a missing run, path
   or claim fails the build, naming the page, the line and the quote.
 """
@@ -232,7 +232,7 @@ def _claims_section(name: str) -> str:
 
 def _config_block(exp) -> str:
     from lds_toolkit.experiments.base import SCALES
-    from lds_toolkit.experiments.runner import build_config
+    from lds_toolkit.experiments.config import build_config
 
     out = []
     for scale in (s for s in SCALES if s in exp.scales):  # "gpu" only where defined
@@ -315,7 +315,7 @@ def _experiments_table() -> str:
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
     if not src.startswith("tutorials/"):  # executed output is not ours to rewrite
-        from lds_toolkit.experiments.quotes import render
+        from lds_toolkit.experiments.report.quotes import render
 
         markdown = render(markdown, DOCS / "results", where=f"docs/{src}")
     marker = "<!-- experiments-table: generated from the registry by docs/_site/hooks.py -->"

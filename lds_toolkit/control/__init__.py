@@ -2,9 +2,10 @@
 experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
 
 * :mod:`~lds_toolkit.control.lyapunov` — ``AᵀP + PA = -M`` and ``AᵀPA - P = -M`` with
-  a stability check (and python-control's / scipy's forms via ``convention=``), certificate
-  checks (:func:`verify`), a discrete certificate with its contraction factor
-  (:func:`discrete_certificate`), level sets, V(t);
+  a stability check (and python-control's / scipy's forms via ``convention=``), a discrete
+  certificate with its contraction factor (:func:`discrete_certificate`);
+* :mod:`~lds_toolkit.control.lyapunov_checks` — certificate checks (:func:`verify`), level
+  sets, V(t) (re-exported by :mod:`~lds_toolkit.control.lyapunov`);
 * :mod:`~lds_toolkit.control.etc` — event-triggered control (ETC), the names of the four
   modules below in one place (this package imports them from there);
 * :mod:`~lds_toolkit.control.etc_system` — the loop (:class:`ETCSystem`, also from
@@ -13,7 +14,8 @@ experiment of the S4++ paper (Sec. 2.2, eqs. 7–13, Fig. 1).
 * :mod:`~lds_toolkit.control.etc_triggers` — the triggering rules (eq. 12, relative error,
   periodic, dynamic) and their base class;
 * :mod:`~lds_toolkit.control.etc_simulation` — the event-triggered sampler, exact and
-  grid-monitored (:func:`simulate_etc`, :class:`ETCResult`);
+  grid-monitored (:func:`simulate_etc`, :class:`ETCResult`); where the events fall, per
+  monitoring mode, is its private :mod:`~lds_toolkit.control._etc_events`;
 * :mod:`~lds_toolkit.control.etc_statistics` — inter-event-time statistics over many initial
   states (imports point one way: statistics -> simulation -> triggers -> system);
 * :mod:`~lds_toolkit.control.nss` — replaying recorded ETC inputs at original and perturbed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_matrix, as_square
+from ..systems.lds import as_lds, is_system
 
 #: Relative tolerance for "symmetric": ||X - X^T||_max <= SYM_RTOL * max(1, ||X||_max).
 SYM_RTOL = 1e-10
@@ -37,6 +38,18 @@ def asymmetry(name: str, X: np.ndarray) -> str:
     """``"X[i,j]=a but X[j,i]=b"`` at the largest entry of ``|X - X^T|`` (for messages)."""
     i, j = np.unravel_index(int(np.argmax(np.abs(X - X.T))), X.shape)
     return f"{name}[{i},{j}]={X[i, j]:g} but {name}[{j},{i}]={X[j, i]:g}"
+
+
+def state_matrix(name, value, *, discrete: bool) -> np.ndarray:
+    """A matrix, or the A of a system (an LDS or control.StateSpace of the right timebase)."""
+    if not is_system(value):
+        return as_square(name, value)
+    system = as_lds(value, name)
+    if system.is_discrete != discrete:
+        want, got = ("discrete", "continuous") if discrete else ("continuous", "discrete")
+        raise ValueError(f"{name} must be a {want}-time system (or a matrix) here, got a "
+                         f"{got}-time {type(value).__name__}")
+    return system.A
 
 
 def square_like(name: str, value, n: int, what: str) -> np.ndarray:

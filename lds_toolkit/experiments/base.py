@@ -5,7 +5,7 @@ An experiment is a sweep over (seed × parameter) tasks plus a summary and figur
 1. ``config(scale, seeds)`` returns every parameter as a JSON-serialisable dict for one of
    the :data:`SCALES` (it keys the result store: change a parameter and stored tasks no
    longer match). ``reproduce`` then applies the user's ``--set KEY=VALUE`` overrides
-   (:func:`lds_toolkit.experiments.overrides.apply_overrides`) and calls ``derive(config)``
+   (:func:`lds_toolkit.experiments.config.overrides.apply_overrides`) and calls ``derive(config)``
    for entries computed from others (so that an override of ``T`` also moves what depends
    on it);
 2. ``tasks(config)`` lists the tasks, each a JSON-serialisable dict with a ``"seed_index"``;
@@ -100,7 +100,7 @@ class Experiment(ABC):
         Optional packages (import names) the experiment needs to run, e.g. ``("torch",)``;
         see :func:`missing_requirements`. Its module imports without them.
     ranges : dict
-        Entry name -> :class:`~lds_toolkit.experiments.ranges.Spec` for every config entry
+        Entry name -> :class:`~lds_toolkit.experiments.config.ranges.Spec` for every config entry
         (``seeds`` is declared for all experiments).
     relations : tuple of Relation
         Orderings between entries (``k <= T``).
@@ -113,7 +113,7 @@ class Experiment(ABC):
     claims: tuple = ()
     scales: tuple = COMMON_SCALES
     requires: tuple[str, ...] = ()
-    #: What each config entry may hold (see :mod:`lds_toolkit.experiments.ranges`); checked,
+    #: What each config entry may hold (see :mod:`lds_toolkit.experiments.config.ranges`); checked,
     #: with ``relations`` and :meth:`largest_array`, before any task runs.
     ranges: dict = {}
     relations: tuple = ()

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from lds_toolkit.cli import main as cli_main
-from lds_toolkit.experiments import list_experiments, ranges
-from lds_toolkit.experiments.ranges import (
+from lds_toolkit.experiments import list_experiments
+from lds_toolkit.experiments.config import COMMON_RANGES, build_config, ranges
+from lds_toolkit.experiments.config.ranges import (
     Choice,
     Fields,
     Int,
@@ -27,7 +28,6 @@ from lds_toolkit.experiments.ranges import (
     Relation,
     check_config,
 )
-from lds_toolkit.experiments.runner import COMMON_RANGES, build_config
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 RESERVED = ("seed", "scale", "overrides")

@@ -17,8 +17,8 @@ import pytest
 from lds_toolkit._safe_files import UnsafeFileError, read_regular_file
 from lds_toolkit.cli import main as cli_main
 from lds_toolkit.experiments import reproduce
-from lds_toolkit.experiments.outputs import verify_outputs
 from lds_toolkit.experiments.store import RECORD_MAX_BYTES, TaskStore, task_key
+from lds_toolkit.experiments.store.outputs import verify_outputs
 
 from ._slow_experiment import TinyPlot
 
@@ -255,7 +255,7 @@ def test_a_forged_record_with_an_absurd_array_size_is_rejected(tmp_path):
     path = tmp_path / f"{key.digest}.json"
     record = json.loads(path.read_text())
     record["arrays"]["bytes"] = 2**62
-    from lds_toolkit.experiments.store import _body_checksum
+    from lds_toolkit.experiments.store.tasks import _body_checksum
 
     record["sha256"] = _body_checksum(record)  # a forger recomputes the checksum
     path.write_text(json.dumps(record))
@@ -270,7 +270,7 @@ def test_a_forger_who_recomputes_the_checksum_is_not_stopped_as_the_readme_says(
     """The threat model as built: the SHA-256 proves integrity, not authenticity. A record
     edited by someone with write access to OUT, checksum recomputed, is accepted (this test
     pins the README's statement; if the store ever authenticates, change both)."""
-    from lds_toolkit.experiments.store import _body_checksum
+    from lds_toolkit.experiments.store.tasks import _body_checksum
 
     store = TaskStore(tmp_path, code_version="v")
     key = task_key("x", {"seed": 0}, {"seed_index": 0})

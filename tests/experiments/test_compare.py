@@ -13,7 +13,8 @@ import pytest
 
 from lds_toolkit.cli import main as cli_main
 from lds_toolkit.experiments import get_experiment
-from lds_toolkit.experiments.compare import (
+from lds_toolkit.experiments.report import build_report
+from lds_toolkit.experiments.report.compare import (
     ATOL,
     RTOL,
     compare_experiment,
@@ -22,8 +23,7 @@ from lds_toolkit.experiments.compare import (
     quantities,
     to_text,
 )
-from lds_toolkit.experiments.outputs import file_digest
-from lds_toolkit.experiments.report import build_report
+from lds_toolkit.experiments.store.outputs import file_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "results" / "quick"

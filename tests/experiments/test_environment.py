@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from lds_toolkit.experiments import get_experiment, reproduce
-from lds_toolkit.experiments.environment import cpu_info, environment
-from lds_toolkit.experiments.version import code_version, code_version_covers
+from lds_toolkit.experiments.runner.environment import cpu_info, environment
+from lds_toolkit.experiments.store.version import code_version, code_version_covers
 
 from ._slow_experiment import TinyPlot
 
@@ -73,7 +73,7 @@ def test_code_version_covers_lists_what_the_hash_covers():
     exp = get_experiment("lengen-region-a")
     covers = code_version_covers(exp)
     assert type(exp).__module__ in covers["modules"]
-    assert "lds_toolkit.experiments.sweep" in covers["modules"]
+    assert "lds_toolkit.experiments.runner.sweep" in covers["modules"]
     assert "lds_toolkit.learning.learners" in covers["modules"]
     assert covers["libraries"]["numpy"] == np.__version__
     assert all(len(d) == 16 for d in covers["modules"].values())

@@ -63,7 +63,7 @@ def test_a_notebook_keeps_its_inline_plots_after_toolkit_calls(notebook):
 
 def test_reproduce_displays_its_figures_and_verdicts_in_a_notebook(notebook):
     from lds_toolkit.experiments import get_experiment
-    from lds_toolkit.experiments.configs import build_config
+    from lds_toolkit.experiments.config.build import build_config
 
     nb, outdir = notebook
     shown = [o for o in nb.cells[1].outputs if o["output_type"] == "execute_result"]

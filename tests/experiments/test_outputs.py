@@ -15,7 +15,7 @@ import pytest
 
 from lds_toolkit.cli import main as cli_main
 from lds_toolkit.experiments import reproduce
-from lds_toolkit.experiments.outputs import (
+from lds_toolkit.experiments.store.outputs import (
     OutputLockedError,
     RunLock,
     check_output_dir,
@@ -91,7 +91,7 @@ def test_a_second_run_on_the_same_out_refuses(tmp_path, capsys):
 def test_the_lock_of_a_killed_run_is_released(tmp_path):
     script = f"""
 import sys, time
-from lds_toolkit.experiments.outputs import RunLock
+from lds_toolkit.experiments.store.outputs import RunLock
 with RunLock({str(tmp_path)!r}):
     print("locked", flush=True)
     time.sleep(60)
@@ -113,7 +113,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[2])
 from _slow_experiment import TinyPlot
 from lds_toolkit.experiments import reproduce
-from lds_toolkit.experiments.outputs import verify_outputs
+from lds_toolkit.experiments.store.outputs import verify_outputs
 
 out = Path(sys.argv[1])
 outdir = out / "tiny-plot"

@@ -9,9 +9,9 @@ import pytest
 from lds_toolkit.cli import main as cli_main
 from lds_toolkit.experiments import get_experiment, list_experiments, reproduce
 from lds_toolkit.experiments.claims import Claim, evaluate_claim, lookup
-from lds_toolkit.experiments.overrides import apply_overrides, parse_assignment
+from lds_toolkit.experiments.config import build_config
+from lds_toolkit.experiments.config.overrides import apply_overrides, parse_assignment
 from lds_toolkit.experiments.report import build_report, to_markdown
-from lds_toolkit.experiments.runner import build_config
 
 CONFIG = {"T": 1024, "lr": 0.1, "flag": False, "name": "x", "qs": [0.5, 1.0],
           "models": {"s4": {"d_state": 64}}, "maybe": None, "seeds": 3}

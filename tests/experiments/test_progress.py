@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from lds_toolkit.experiments import progress
+from lds_toolkit.experiments.runner import progress
+from lds_toolkit.experiments.runner.sweep import run_sweep
 from lds_toolkit.experiments.store import task_key
-from lds_toolkit.experiments.sweep import run_sweep
 
 STEPS = 6
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from lds_toolkit.experiments import list_experiments, reproduce
-from lds_toolkit.experiments._codec import decode, encode
-from lds_toolkit.experiments.runner import build_config
+from lds_toolkit.experiments.config import build_config
+from lds_toolkit.experiments.runner.sweep import StoreWarning, task_rng
 from lds_toolkit.experiments.store import StoredTaskRejected, TaskStore, task_key
-from lds_toolkit.experiments.sweep import StoreWarning, task_rng
-from lds_toolkit.experiments.version import code_version, module_closure
+from lds_toolkit.experiments.store._codec import decode, encode
+from lds_toolkit.experiments.store.version import code_version, module_closure
 
 from ._identical import assert_identical
 
@@ -259,7 +259,7 @@ def test_a_changed_code_version_invalidates_stored_tasks(tmp_path, monkeypatch):
 def test_code_version_covers_the_shared_modules_of_the_catalog():
     closure = module_closure("lds_toolkit.experiments.catalog.regret_scaling")[0]
     for mod in ("lds_toolkit.experiments.catalog._lengen_common", "lds_toolkit.learning.filters",
-                "lds_toolkit.learning.learners", "lds_toolkit.experiments.sweep"):
+                "lds_toolkit.learning.learners", "lds_toolkit.experiments.runner.sweep"):
         assert mod in closure, mod
     neural = list_experiments().get("nss-s4")
     if neural is not None:
@@ -391,7 +391,7 @@ def test_a_sweep_past_its_deadline_starts_no_task(tmp_path):
     none is stored or run, and a later sweep without a deadline computes them."""
     import time
 
-    from lds_toolkit.experiments.sweep import run_sweep
+    from lds_toolkit.experiments.runner.sweep import run_sweep
 
     ran = []
 

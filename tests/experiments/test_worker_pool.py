@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from lds_toolkit.experiments import sweep
+from lds_toolkit.experiments.runner import sweep
+from lds_toolkit.experiments.runner.sweep import run_sweep
 from lds_toolkit.experiments.store import task_key
-from lds_toolkit.experiments.sweep import run_sweep
 
 
 def pool_task(config, task, rng):

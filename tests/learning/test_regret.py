@@ -221,8 +221,8 @@ def test_regret_scaling_case_that_broke_the_dual_solver():
 
     from lds_toolkit.experiments import get_experiment
     from lds_toolkit.experiments.catalog import _lengen_common as lc
-    from lds_toolkit.experiments.runner import build_config
-    from lds_toolkit.experiments.sweep import task_rng
+    from lds_toolkit.experiments.config import build_config
+    from lds_toolkit.experiments.runner.sweep import task_rng
 
     cfg = dict(build_config(get_experiment("regret-scaling"), scale="paper"), T=8192)
     rng = task_rng(0, 8)

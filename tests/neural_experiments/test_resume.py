@@ -61,7 +61,8 @@ def reference(tmp_path_factory):
 
 CHILD = """
 import json, os, signal, sys
-from lds_toolkit.experiments import reproduce, task_runtime
+from lds_toolkit.experiments import reproduce
+from lds_toolkit.experiments.runner import task_runtime
 from lds_toolkit.experiments.catalog import _neural_common
 
 task_runtime.CHECKPOINT_SECONDS = 0.0  # a checkpoint at every step

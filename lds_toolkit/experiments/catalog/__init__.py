@@ -13,7 +13,8 @@ what they hold:
   ``lengen-region-b``, ``lengen-alg2``);
 * :mod:`._neural_common`: what the torch experiments share (device and threads, seeds,
   scales, the plateau rule, reductions over seeds);
-* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures;
+* :mod:`._nss_s4_measures`: the state volumes and the LDS analysis ``nss-s4`` measures, and
+  :mod:`._nss_s4_plots`, its figures;
 * :mod:`._cloze_layers`: the S4 + cross-attention layer of ``cloze`` (a ``torch.nn.Module``).
 
 To add an experiment: write ``catalog/NAME_with_underscores.py`` with an

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sweep import task_rng
+from ..runner.sweep import task_rng
 from ._neural_common import (
     LOG_EVERY,
     plateau_rule,

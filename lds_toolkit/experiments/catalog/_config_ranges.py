@@ -1,5 +1,5 @@
 """Range declarations the catalog's experiments share (see
-:mod:`lds_toolkit.experiments.ranges`), and the array-size arithmetic of their memory
+:mod:`lds_toolkit.experiments.config.ranges`), and the array-size arithmetic of their memory
 estimates. Each experiment module declares its own ``ranges`` block from these pieces.
 
 Torch-free, so that the numpy experiments can use it without importing torch.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...systems import eigenvalue_regions
-from ..ranges import Bool, Check, Choice, Fields, Int, ListOf, MapOf, Maybe, Real, Relation
+from ..config.ranges import Bool, Check, Choice, Fields, Int, ListOf, MapOf, Maybe, Real, Relation
 
 #: Float64 and float32 sizes in bytes.
 F64, F32 = 8, 4

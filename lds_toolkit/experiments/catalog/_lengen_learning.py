@@ -33,7 +33,7 @@ class _LengenLearning(Experiment):
     region = "A"
     algorithm = 1
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = LENGEN_RANGES
     relations = lengen_relations()
 

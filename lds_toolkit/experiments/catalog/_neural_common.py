@@ -20,7 +20,7 @@ Conventions of the neural experiments:
   ``tf32``, ``bf16``; default ``fp32``: the arithmetic of training and of its held-out
   evaluations; the final test measurements run in float32, the master weights' precision)
   and ``"compile"`` entries, plus the sweep's
-  checkpoint and time-budget settings (:mod:`~lds_toolkit.experiments.task_runtime`: a
+  checkpoint and time-budget settings (:mod:`~lds_toolkit.experiments.runner.task_runtime`: a
   checkpoint at least every minute and at the end; a task killed or stopped by
   ``--time-budget`` resumes from its last checkpoint in the next run, to the same numbers).
   Callbacks that keep numbers of their own (probes, per-step measurements) give them to
@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..base import Experiment
-from ..progress import report_progress
+from ..runner.progress import report_progress
+from ..runner.task_runtime import note_resumed, training_options
 from ..scales import check_scale
-from ..task_runtime import note_resumed, training_options
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -199,7 +199,7 @@ def divergences(by: dict[str, list]) -> dict[str, list]:
 
 class StepProgress:
     """A training callback (``train(callback=...)``) that reports each step as progress of
-    the task (:func:`~lds_toolkit.experiments.progress.report_progress`: the sweep's bar
+    the task (:func:`~lds_toolkit.experiments.runner.progress.report_progress`: the sweep's bar
     shows ``steps done/total`` of the running tasks) and then calls ``inner(step, record)``
     when given, returning what it returns (True stops training). Checkpoints keep
     ``inner``'s own numbers when it has ``state_dict``/``load_state_dict``."""
@@ -228,7 +228,7 @@ def train_in_task(model, data, config, *, name: str = "train", **settings) -> Tr
     """:func:`~lds_toolkit.neural.training.train` as a neural task runs it: ``settings``
     (the task's hyper-parameters) plus the config's ``precision`` and ``compile`` entries
     and the sweep's checkpoint and deadline settings for training run ``name``
-    (:func:`~lds_toolkit.experiments.task_runtime.training_options`); a resumption is
+    (:func:`~lds_toolkit.experiments.runner.task_runtime.training_options`); a resumption is
     reported to the sweep (``run.json`` records it)."""
     from ...neural.training import train
 

@@ -235,7 +235,7 @@ class AssocRecall(NeuralExperiment):
               spread="accuracy_seeds/transformer/1024"),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, "vocab_size": Int(4, 2**20), "n_train": Int(1, 10**8),
               "width": Int(1, 2**16), "n_layers": Int(1, 1024),
               "betas": ListOf(Real(0.0, 1.0, high_open=True), min_len=2, max_len=2),

@@ -131,7 +131,7 @@ class Cloze(NeuralExperiment):
                    "unlikely"),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, "n_samples": Int(2, 10**7),
               "train_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
               "length": Int(95, 10**7), "epochs": Int(1, 10**6), "d_model": Int(1, 2**16),

@@ -148,7 +148,7 @@ class InductionHeads(NeuralExperiment):
                    "(accuracy_by_distance: within-distance recalls stay near 100 %)."),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, "T": Int(3, 2**24), "train_lengths": ListOf(
         Int(3, 2**24), unique=True), "eval_factors": ListOf(Int(1, 2**20), unique=True),
         "vocab_size": Int(2, 2**20), "d_model": Int(1, 2**16), "num_filters": Int(1, 4096),

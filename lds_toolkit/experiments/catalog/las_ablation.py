@@ -229,7 +229,7 @@ class LaSAblation(NeuralExperiment):
               note="accuracy minus the majority-class rate, every model"),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, "n_heads": Int(1, 1024), "chunk_size": Int(1, 2**20),
               "pool_size": Int(1, 1024), "decay_bound": Real(0.0, 1.0),
               "norm": Choice("layer", "rms", "batch", "none"), "prenorm": Bool(),

@@ -38,7 +38,7 @@ class ImpulseRegions(Experiment):
     description = "impulse responses of random symmetric LDS per eigenvalue region"
     paper = "length generalization, Sec. 4.1 / Fig. 1"
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {"T": LENGEN_RANGES["T"], "n": LENGEN_RANGES["n"], "region_q": Q,
               "q_values": ListOf(Q, unique=True)}
     relations = (Check(("region_q", "T"), lambda c: region_b_problem(c["T"], c["region_q"])),)

@@ -109,7 +109,7 @@ class LDSStreams(NeuralExperiment):
     description = "S4, S4+, STU, Focus, LaS, transformer vs Algorithms 1/2 on LDS streams"
     paper = "toolkit comparison (length-generalization setting, Regions A and B)"
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**TRAINING_RANGES, **{k: LENGEN_RANGES[k] for k in (
         "n", "k", "region_q", "d_in", "d_out", "lr_grid", "filter_precision", "T")},
         "train_length": Int(1, 2**30), "n_train": Int(1, 10**8), "n_eval": Int(1, 10**8),

@@ -33,7 +33,7 @@ class LengenRegions(Experiment):
     description = "eigenvalue Regions A and B of Theorem 5 and their dependence on q (Figure 1)"
     paper = "length generalization, Fig. 1"
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {"T": LENGEN_RANGES["T"], "region_q": Q, "q_values": ListOf(Q, unique=True),
               "q_grid": ListOf(Q, max_len=10**6)}
     relations = (Check(("q_grid", "T", "region_q", "q_values"), lambda c: next(

@@ -75,7 +75,7 @@ class NSSETC(Experiment):
               records_paper_error=True, override_harmless=("*",)),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {"magnitude_fractions": ListOf(Real(0.0, 1.0, low_open=True, high_open=True)),
               "kappas": ListOf(Real(0.0, 1.0, low_open=True, high_open=True)),
               "horizon": Real(0.0, 1e9, low_open=True), "grid_step": POSITIVE,

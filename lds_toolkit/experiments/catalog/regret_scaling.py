@@ -207,7 +207,7 @@ class RegretScaling(Experiment):
               scales=("quick", "paper"), per_seed=True, min_share=0.75),
     )
 
-    # what each config entry may hold, checked before any task (experiments/ranges.py)
+    # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**{k: v for k, v in LENGEN_RANGES.items() if k in (
         "k", "n", "region_q", "q_values", "d_in", "d_out", "data_convention",
         "filter_precision", "lr_grid")},

@@ -6,7 +6,7 @@ arrays, ``<root>/<digest>.npz``:
 
 * the ``.npz`` holds the arrays, written and read with ``allow_pickle=False``;
 * the ``.json`` holds everything else (numbers, strings, nesting, see
-  :mod:`lds_toolkit.experiments._codec` for the exact encoding), the task's full key
+  :mod:`lds_toolkit.experiments.store._codec` for the exact encoding), the task's full key
   (experiment, SHA-256 of the config, task dict, base seed, code version), the SHA-256 and
   size of the ``.npz`` and a SHA-256 of its own content. It is written after the ``.npz``,
   both atomically (temporary file, then rename), so it is the commit record of the task.
@@ -23,7 +23,7 @@ version: a result computed by older code sits under the same name and is found, 
 stale and overwritten, instead of piling up.
 
 Loading checks, in order: the JSON parses; its checksum matches its content; its key is the
-task's key; its code version is the current one (:func:`~lds_toolkit.experiments.version.\
+task's key; its code version is the current one (:func:`~lds_toolkit.experiments.store.version.\
 code_version`: package version plus a hash of the experiment's source closure); the ``.npz``
 has the recorded size and checksum and holds exactly the recorded arrays. A file failing any
 check raises :class:`StoredTaskRejected` with the reason; :func:`~lds_toolkit.experiments.\
@@ -54,15 +54,15 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_bytes, remove_temporaries
-from .._safe_files import (
+from ..._atomic import atomic_write_bytes, remove_temporaries
+from ..._safe_files import (
     UnsafeFileError,
     ensure_directory,
     entry_kind,
     read_regular_file,
     remove_entry,
 )
-from .._validation import check_int
+from ..._validation import check_int
 from ._codec import decode, encode
 
 FORMAT = "lds_toolkit-task"
@@ -203,7 +203,7 @@ class TaskStore:
         return entry_kind(self._paths(key)[0]) is not None
 
     def save(self, key: TaskKey, value: Any, notes: dict | None = None) -> None:
-        """Store ``value`` (see :mod:`~lds_toolkit.experiments._codec` for what it may hold)
+        """Store ``value`` (see :mod:`~lds_toolkit.experiments.store._codec` for what it may hold)
         under ``key``: the arrays first, then the JSON record, each atomically. ``notes``
         (JSON: how the result came about, e.g. ``{"resumed_from": {"train": 1200}}``) are
         kept in the record beside the result, not in it."""

@@ -3,7 +3,7 @@
 A task reports how far it is with :func:`report_progress` (the neural experiments do so from
 their training callback, :func:`lds_toolkit.experiments.catalog._neural_common.step_progress`);
 outside a sweep, or with progress bars off, the call does nothing. The sweep
-(:func:`~lds_toolkit.experiments.sweep.run_sweep`) listens while its tasks run and writes the
+(:func:`~lds_toolkit.experiments.runner.sweep.run_sweep`) listens while its tasks run and writes the
 running tasks' counts after its bar, ``assoc-recall: 45%|████  | 5/11 [steps 240/800]``:
 
 * a task run in the sweep's own process reports to a callback that updates the bar

@@ -12,7 +12,7 @@ stored result that fails the store's checks (corrupted, altered, another task's,
 is reported once, in one :class:`StoreWarning` listing every rejected file, and recomputed.
 
 Checkpoints and time budget: each task runs with a
-:class:`~lds_toolkit.experiments.task_runtime.TaskRuntime` naming where its training
+:class:`~lds_toolkit.experiments.runner.task_runtime.TaskRuntime` naming where its training
 checkpoints go (beside its record in the store) and the ``deadline``; a task that resumed
 from a checkpoint is listed in :attr:`SweepStats.resumed`. With a ``deadline``, a task not
 started by then is not started, and a training task that reaches it saves its checkpoint
@@ -48,13 +48,13 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .._budget import TimeBudgetReached, passed
-from .._safe_files import UnsafeFileError
-from .._tqdm import tqdm
-from .._validation import check_bool, check_int
+from ..._budget import TimeBudgetReached, passed
+from ..._safe_files import UnsafeFileError
+from ..._tqdm import tqdm
+from ..._validation import check_bool, check_int
+from ..store.tasks import StoredTaskRejected, TaskKey, TaskStore
 from . import task_runtime
 from .progress import ProgressBoard, file_reporter, reporting_to
-from .store import StoredTaskRejected, TaskKey, TaskStore
 from .task_runtime import TaskRuntime, running
 from .workers import check_jobs, check_workers, local_workers
 
@@ -119,7 +119,7 @@ def _execute(fn: Callable, config: dict, task: dict, single_threaded: bool,
              reporter: Callable[[int, int], None] | None = None,
              runtime: TaskRuntime | None = None) -> _Outcome:
     """``fn(config, task, rng)`` with the task's stream, its progress reports (see
-    :mod:`~lds_toolkit.experiments.progress`) going to ``reporter`` and ``runtime`` as the
+    :mod:`~lds_toolkit.experiments.runner.progress`) going to ``reporter`` and ``runtime`` as the
     current :class:`TaskRuntime`; not started once the runtime's deadline has passed."""
     runtime = runtime if runtime is not None else TaskRuntime()
     if passed(runtime.deadline):
@@ -169,7 +169,7 @@ def run_sweep(fn: Callable[[dict, dict, np.random.Generator], Any], config: dict
     single_threaded, progress, desc
         See the module docstring; ``progress`` shows a tqdm bar on stderr, with the
         training steps of the running tasks after it (local runs; see
-        :mod:`~lds_toolkit.experiments.progress`).
+        :mod:`~lds_toolkit.experiments.runner.progress`).
     deadline : float, optional
         ``time.time()`` at which the sweep stops (see the module docstring): the tasks it
         stops are listed in ``stats.stopped`` and their results are None.

@@ -9,7 +9,7 @@ SHA-256 over
   their own ``import`` statements (read with :mod:`ast`, also inside functions), so the
   shared ``_lengen_common.py`` / ``_neural_common.py`` and the library code an experiment calls
   (filters, learners, layers, training loop, numba cores) are all covered,
-* :mod:`lds_toolkit.experiments.sweep` (it derives each task's random stream), and
+* :mod:`lds_toolkit.experiments.runner.sweep` (it derives each task's random stream), and
 * the versions of the numerical libraries the closure imports (numpy, scipy, numba, torch,
   python-control): they can change the numbers as much as our code can.
 
@@ -39,14 +39,14 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .._version import __version__
+from ..._version import __version__
 
 #: Distributions whose version enters the code version when the closure imports them.
 NUMERIC_LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba", "torch": "torch",
                      "control": "control"}
 
 #: Always part of the closure: the sweep defines each task's random stream.
-ALWAYS = ("lds_toolkit.experiments.sweep",)
+ALWAYS = ("lds_toolkit.experiments.runner.sweep",)
 
 
 def code_version(experiment) -> str:

@@ -28,7 +28,7 @@ from numbers import Integral
 from numbers import Real as _RealNumber
 from typing import Any
 
-from .._validation import _human, available_memory_bytes
+from ..._validation import _human, available_memory_bytes
 
 
 def _show(value) -> str:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._jsonable import to_jsonable
-from .._validation import check_int
-from .base import Experiment
+from ..._jsonable import to_jsonable
+from ..._validation import check_int
+from ..base import Experiment
+from ..scales import check_experiment_scale, check_scale
 from .overrides import apply_overrides
 from .ranges import Int, check_config
-from .scales import check_experiment_scale, check_scale
 
 __all__ = ["COMMON_RANGES", "build_config", "resolve_scale"]
 
@@ -27,7 +27,7 @@ def build_config(exp: Experiment, *, scale: str = "paper", seeds: int | None = N
     """The full config of one run: ``exp.config(scale, seeds)``, the overrides, the derived
     entries, the base ``seed`` and the ``scale``. Raises on a bad argument, an entry outside
     its declared range or a largest array that cannot fit in memory
-    (:func:`~lds_toolkit.experiments.ranges.check_config`), before any task runs."""
+    (:func:`~lds_toolkit.experiments.config.ranges.check_config`), before any task runs."""
     check_experiment_scale(exp, scale)
     seeds = None if seeds is None else check_int("seeds", seeds, 1)
     seed = check_int("seed", seed, 0)

@@ -9,15 +9,17 @@ number nobody computed.
 
 Syntax: ``{{ FUNCTION SCALE/NAME ARGUMENT... }}`` (``{{ median quick/cloze
 mse_seeds/s4+attention }}``), ``PATH`` a summary path as the claims
-write it (``/``-separated, list indices as numbers, :func:`~.claims.lookup`), ``FMT`` an
-optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
+write it (``/``-separated, list indices as numbers,
+:func:`~lds_toolkit.experiments.claims.lookup`), ``FMT`` an optional Python format
+specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
 
 ``value SCALE/NAME PATH [FMT]``
     The number at ``PATH`` of ``summary.json``; a list or dict: its entries (a dict's values),
     comma-separated, in order.
 ``median SCALE/NAME PATH [FMT]``
     The median of a per-seed list with its bootstrap 95 % interval: ``0.022 [0.0071, 0.038]``
-    (:func:`~.claims.bootstrap_median_interval`; non-finite seeds left out).
+    (:func:`~lds_toolkit.experiments.claims.bootstrap_median_interval`; non-finite seeds left
+    out).
 ``range SCALE/NAME PATH [FMT]``
     ``min–max`` of the finite numbers at ``PATH`` (nested lists and dicts included); one
     number when both print the same.
@@ -67,8 +69,8 @@ from typing import Any
 
 import numpy as np
 
-from .claims import PathError, bootstrap_median_interval, evaluate_claim, lookup
-from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, read_json_file
+from ..claims import PathError, bootstrap_median_interval, evaluate_claim, lookup
+from ..store.outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, read_json_file
 
 #: A quote: ``{{ function scale/name arguments }}``.
 QUOTE = re.compile(r"\{\{\s*([a-z]+)\s+([^{}]*?)\s*\}\}")
@@ -224,7 +226,7 @@ def _ratio(runs: Runs, run: str, args: list[str]) -> str:
 
 
 def _claim_result(runs: Runs, run: str, args: list[str]):
-    from .base import get_experiment
+    from ..base import get_experiment
 
     name = run.split("/", 1)[1]
     try:

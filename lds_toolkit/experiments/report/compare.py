@@ -6,15 +6,16 @@ changed module or another seed gives numbers that differ for real. :func:`compar
 reads ``NAME/summary.json`` and ``NAME/run.json`` under both output roots and, per
 experiment present in either, reports
 
-* the **environment** differences (``run.json``'s ``environment``, :mod:`.environment`: CPU
-  model and flags, library versions, BLAS, threads, torch's flags) and whether the code
-  version differs, naming the modules and libraries whose digests or versions differ
-  (``code_version_covers``, :func:`~.version.code_version_covers`);
+* the **environment** differences (``run.json``'s ``environment``,
+  :mod:`~lds_toolkit.experiments.runner.environment`: CPU model and flags, library versions,
+  BLAS, threads, torch's flags) and whether the code version differs, naming the modules and
+  libraries whose digests or versions differ (``code_version_covers``,
+  :func:`~lds_toolkit.experiments.store.version.code_version_covers`);
 * the config entries that differ (another scale, seed or ``--set``);
 * for **every summary quantity** (a number, or a list of numbers, at a path of the summary;
   the config left out) its largest relative difference ``|a − b| / max(|a|, |b|)``, the
   values where it is largest, and quantities present in only one run or of another shape;
-* every claim whose **verdict** differs (:func:`~.report.build_report` of both roots).
+* every claim whose **verdict** differs (:func:`~.verdicts.build_report` of both roots).
 
 A quantity within :data:`RTOL` relative or :data:`ATOL` absolute is round-off
 (:attr:`QuantityDiff.roundoff`); an experiment whose quantities all are is labelled so.
@@ -29,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import list_experiments
-from .claims import format_value
-from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES
-from .report import _read_json, build_report
+from ..base import list_experiments
+from ..claims import format_value
+from ..store.outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES
+from .verdicts import _read_json, build_report
 
 #: Round-off: a quantity whose entries all agree within RTOL relative or ATOL absolute.
 #: Measured between an AMD EPYC and an Intel Xeon (same library versions): the numpy

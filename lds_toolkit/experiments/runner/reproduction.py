@@ -17,11 +17,11 @@ Layout of ``OUT/NAME/``::
 
 ``summary.json`` holds results only (no timings, no host facts: those are in ``run.json``), so
 two runs of the same seed on one machine give identical files, whatever ``jobs`` is.
-See :mod:`lds_toolkit.experiments.outputs` for the lock and the atomic writes.
+See :mod:`lds_toolkit.experiments.store.outputs` for the lock and the atomic writes.
 
 Time budget. ``reproduce(..., time_budget=SECONDS)`` stops the sweep at the budget: tasks
 not started are not started, training tasks save a checkpoint and stop
-(:mod:`~lds_toolkit.experiments.task_runtime`), finished tasks are stored, and
+(:mod:`~lds_toolkit.experiments.runner.task_runtime`), finished tasks are stored, and
 :class:`~lds_toolkit._budget.TimeBudgetReached` is raised without writing any output: no
 partial summary is ever presented. The same call resumes (``lds-toolkit reproduce ...
 --time-budget SECONDS``: the same command, exit status 75), so a long run spans several
@@ -42,16 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import remove_temporaries
-from .._budget import TimeBudgetReached, check_time_budget, deadline_after
-from .._jsonable import to_jsonable
-from .._safe_files import ensure_directory
-from .._validation import check_bool
-from .base import Experiment, check_requirements, get_experiment
-from .configs import COMMON_RANGES, build_config, resolve_scale  # noqa: F401 (re-exported)
-from .display import run_html, run_png, run_text
-from .environment import environment
-from .outputs import (
+from ..._atomic import remove_temporaries
+from ..._budget import TimeBudgetReached, check_time_budget, deadline_after
+from ..._jsonable import to_jsonable
+from ..._safe_files import ensure_directory
+from ..._validation import check_bool
+from ..base import Experiment, check_requirements, get_experiment
+from ..config.build import build_config, resolve_scale
+from ..report.verdicts import ReportRow, judge_run
+from ..store.outputs import (
     SUMMARY_MAX_BYTES,
     OutputWarning,
     RunLock,
@@ -60,10 +59,11 @@ from .outputs import (
     read_json_file,
     write_outputs,
 )
-from .report import ReportRow, judge_run
-from .store import TaskStore, task_key
+from ..store.tasks import TaskStore, task_key
+from ..store.version import code_version, code_version_covers
+from .display import run_html, run_png, run_text
+from .environment import environment
 from .sweep import SweepStats, run_sweep
-from .version import code_version, code_version_covers
 from .workers import check_jobs, check_workers
 
 
@@ -78,7 +78,7 @@ class RunResult:
     name, summary, arrays, outdir, figures, stats
         The experiment, its summary and arrays, where they were written, the figure files,
         and what the sweep did (:class:`~.sweep.SweepStats`).
-    claims : list of :class:`~.report.ReportRow`
+    claims : list of :class:`~lds_toolkit.experiments.report.ReportRow`
         The experiment's claims judged on this run, as ``lds-toolkit report`` judges them.
     scale : str or None
         The scale it ran at.
@@ -130,7 +130,7 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
     overrides : mapping, optional
         Config entries to change, ``{"T": 2048, "k": 16}`` (``--set KEY=VALUE`` on the
         command line), type-checked against the experiment's config
-        (:func:`~lds_toolkit.experiments.overrides.apply_overrides`); they are recorded in
+        (:func:`~lds_toolkit.experiments.config.overrides.apply_overrides`); they are recorded in
         ``summary.json`` and in the store keys.
     out : path
         Output root; the experiment writes into ``out/<name>/``.
@@ -155,8 +155,9 @@ def reproduce(name: str | Experiment, *, scale: str | None = None, quick: bool =
         finished tasks and the checkpoints of the interrupted ones (``finished``, ``total``
         and ``partial`` count them).
     ValueError
-        A bad argument (an unknown ``name``: :class:`~.base.UnknownExperimentError`), or
-        ``out`` not a writable directory (both before any task runs).
+        A bad argument (an unknown ``name``:
+        :class:`~lds_toolkit.experiments.base.UnknownExperimentError`), or ``out`` not a
+        writable directory (both before any task runs).
     MissingDependencyError
         The experiment needs an optional dependency that is not installed (torch: the
         ``nn`` extra), before any task runs.
@@ -258,7 +259,7 @@ def _load_average() -> float | None:
 def _plot(exp: Experiment, config, summary, arrays, outdir) -> list:
     """``exp.plot(...)`` in the toolkit's figure style, matplotlib's parameters restored
     afterwards (:func:`~lds_toolkit.experiments.plotting.style`)."""
-    from .plotting import style
+    from ..plotting import style
 
     with style():
         return exp.plot(config, summary, arrays, outdir)

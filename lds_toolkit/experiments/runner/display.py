@@ -16,8 +16,8 @@ import html
 import textwrap
 from pathlib import Path
 
-from .._safe_files import UnsafeFileError, os_reason, read_regular_file
-from .claims import FAILS, HOLDS, NOT_RUN
+from ..._safe_files import UnsafeFileError, os_reason, read_regular_file
+from ..claims import FAILS, HOLDS, NOT_RUN
 
 #: Largest figure file shown inline (bytes).
 FIGURE_MAX_BYTES = 32 * 2**20

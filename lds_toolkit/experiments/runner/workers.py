@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._safe_files import human_bytes
-from .._validation import available_memory_bytes
+from ..._safe_files import human_bytes
+from ..._validation import available_memory_bytes
 
 #: Memory a local worker process is assumed to need at least (numpy, scipy, the toolkit).
 WORKER_BYTES = 192 * 2**20

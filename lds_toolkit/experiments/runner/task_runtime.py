@@ -1,8 +1,8 @@
 """What a sweep tells a running task: where its training checkpoints go, how often to save
 them and when the run's time budget ends; and what the task tells back (that it resumed).
 
-:func:`~lds_toolkit.experiments.sweep.run_sweep` runs every task inside :func:`running` with a
-:class:`TaskRuntime`: the task's checkpoint files live in the task store beside its future
+:func:`~lds_toolkit.experiments.runner.sweep.run_sweep` runs every task inside :func:`running`
+with a :class:`TaskRuntime`: the task's checkpoint files live in the task store beside its future
 result (``<store>/<digest>.<name>.ckpt``, see
 :meth:`~lds_toolkit.experiments.store.TaskStore.checkpoint_prefix`), tagged with the task and
 the code version, so that a checkpoint of another task or of older code is refused as stale

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from .._atomic import atomic_write_bytes, atomic_write_text, remove_temporaries
-from .._safe_files import (
+from ..._atomic import atomic_write_bytes, atomic_write_text, remove_temporaries
+from ..._safe_files import (
     UnsafeFileError,
     digest_regular_file,
     entry_kind,

@@ -1,37 +1,38 @@
-"""``lds-toolkit report``: every declared claim judged on the numbers under an output root.
+"""Every declared claim judged on the numbers under an output root (``lds-toolkit report``).
 
 For each registered experiment, :func:`build_report` reads ``OUT/NAME/summary.json`` (and
 ``run.json`` for how it ran), evaluates the experiment's :attr:`Experiment.claims` with
-:func:`~lds_toolkit.experiments.claims.evaluate_claim` and returns one row per claim. The
-rows print as text for people (:func:`to_text`: one block per experiment, at most 100
-columns) and are written as Markdown (``OUT/report.md``) and JSON (``OUT/report.json``); the
-docs' reproduction table is the Markdown of the committed numbers.
+:func:`~lds_toolkit.experiments.claims.evaluate_claim` and returns one :class:`ReportRow` per
+claim; :func:`judge_run` judges one run the same way (what
+:func:`~lds_toolkit.experiments.reproduce` returns shows it). :mod:`.tables` prints the rows
+for people and writes them as Markdown and JSON; the docs' reproduction table is the Markdown
+of the committed numbers.
 
-Two judgements sit on top of a claim's verdict (:func:`~.claims.evaluate_claim`):
+Two judgements sit on top of a claim's verdict
+(:func:`~lds_toolkit.experiments.claims.evaluate_claim`):
 
 * **modified config.** A run made with ``--set`` overrides (or another number of seeds than
   its scale's) is not the standard run of that scale: its claims show ``modified config``
   with the keys, values and standard values (:func:`config_changes`), unless the claim
-  declares every changed key harmless (:attr:`~.claims.Claim.override_harmless`).
+  declares every changed key harmless
+  (:attr:`~lds_toolkit.experiments.claims.Claim.override_harmless`).
 * **paper error confirmed.** A claim that records an error of the paper
-  (:attr:`~.claims.Claim.records_paper_error`: the printed statement is false) shows
-  ``paper error confirmed`` when it fails, not a failure to reproduce.
+  (:attr:`~lds_toolkit.experiments.claims.Claim.records_paper_error`: the printed statement is
+  false) shows ``paper error confirmed`` when it fails, not a failure to reproduce.
 """
 
 from __future__ import annotations
 
-import json
-import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._safe_files import entry_kind
-from .base import Experiment, list_experiments
-from .claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim, format_value
-from .configs import build_config
-from .outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
+from ..._safe_files import entry_kind
+from ..base import Experiment, list_experiments
+from ..claims import FAILS, HOLDS, NOT_RUN, ClaimResult, evaluate_claim
+from ..config.build import build_config
+from ..store.outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, file_digest, read_json_file
 
 #: Report verdicts beyond the claim's own (see the module docstring).
 MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT = ("modified config", "paper error confirmed",
@@ -39,10 +40,6 @@ MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT = ("modified config", "paper error confir
 #: The verdict text of a claim that holds by less than one spread over seeds (its margin,
 #: :mod:`lds_toolkit.experiments.margins`).
 FRAGILE = "holds, fragile"
-#: ``--format`` choices of ``lds-toolkit report``.
-FORMATS = ("text", "markdown", "json")
-#: Columns of the text report.
-WIDTH = 100
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,7 @@ class ReportRow:
 
 def _read_json(path: Path, max_bytes: int) -> tuple[Any, str]:
     """``(value, "")``, ``(None, "")`` when absent, or ``(None, why)`` when unreadable (an odd
-    file, oversize, not JSON: see :func:`~lds_toolkit.experiments.outputs.read_json_file`)."""
+    file, oversize, not JSON: see :func:`~lds_toolkit.experiments.store.outputs.read_json_file`)."""
     try:
         value = read_json_file(path, max_bytes)
     except FileNotFoundError:
@@ -244,171 +241,3 @@ def _judge(claim, summary) -> ClaimResult:
     except Exception as exc:  # noqa: BLE001 - any shape error: the report must go on
         return ClaimResult(claim, NOT_RUN, message=f"unreadable (summary.json has an "
                                                    f"unexpected shape: {type(exc).__name__})")
-
-
-def _spread_text(result: ClaimResult) -> str:
-    if result.spread is None:
-        return ""
-    lo, hi = result.spread
-    return f"{lo:.3g} – {hi:.3g}"
-
-
-def _cells(row: ReportRow) -> list[str]:
-    r, c = row.result, row.result.claim
-    value = "" if r.verdict == NOT_RUN else _with_margin(r)
-    verdict = row.verdict
-    if row.status == MODIFIED:
-        verdict += f": {_changes_text(row.changes)}"
-    return [row.experiment, f"{c.paper}, {c.where}", c.statement, value, _spread_text(r),
-            c.describe_test(), r.scale or "", verdict]
-
-
-def _with_margin(result: ClaimResult) -> str:
-    """Our number and, where the claim has one, its margin (``"0.022; margin 2.1"``)."""
-    margin = result.describe_margin().removeprefix("fragile: ")
-    return result.describe_value() + (f"; {margin}" if margin else "")
-
-
-HEADERS = ["experiment", "paper", "claim", "ours", "seeds (min – max)", "threshold", "scale",
-           "verdict"]
-
-
-def to_markdown(rows: list[ReportRow]) -> str:
-    """The rows as a Markdown table."""
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-    for row in rows:
-        cells = [x.replace("|", "\\|") for x in _cells(row)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _changes_text(changes: Mapping[str, Mapping[str, Any]]) -> str:
-    return ", ".join(f"{k}={format_value(v['value'])} (standard "
-                     f"{format_value(v['standard'])})" for k, v in changes.items())
-
-
-def _counts(rows: list[ReportRow]) -> str:
-    order = (HOLDS, FAILS, MODIFIED, PAPER_ERROR, PAPER_ERROR_NOT, NOT_RUN)
-    counts = {v: sum(r.status == v for r in rows) for v in order}
-    words = {HOLDS: "hold", FAILS: "fail", NOT_RUN: "not run"}
-    parts = [f"{counts[v]} {words.get(v, v)}" for v in order
-             if counts[v] or v in (HOLDS, FAILS, NOT_RUN)]
-    fragile = sum(r.status == HOLDS and r.result.fragile for r in rows)
-    if fragile:
-        parts[0] += f" ({fragile} fragile: margin below one spread over seeds)"
-    return f"{len(rows)} claims: " + ", ".join(parts)
-
-
-def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
-    """The rows for people, at most ``width`` columns: one block per experiment (how it ran,
-    its config changes), then per claim a line with the verdict, where in the paper, our
-    number against the test and the spread over seeds, and the claim itself, wrapped."""
-    out: list[str] = []
-    indent = " " * 6
-
-    def wrap(text: str, first: str, rest: str) -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
-                             break_on_hyphens=False) or [first.rstrip()]
-
-    by_experiment: dict[str, list[ReportRow]] = {}
-    for row in rows:
-        by_experiment.setdefault(row.experiment, []).append(row)
-    for name, group in by_experiment.items():
-        scale = next((r.result.scale for r in group if r.result.scale), None)
-        run = group[0].run or {}
-        how = [f"{scale} scale" if scale else "no run"]
-        if run.get("total_seconds") is not None:
-            how.append(f"{run['total_seconds']:.0f} s")
-        out.append("")
-        out.extend(wrap(f"{name} ({', '.join(how)})", "", "    "))
-        if group[0].changes:
-            out.extend(wrap("config modified: " + _changes_text(group[0].changes) + "; its "
-                            "claims are judged as 'modified config'", "  ", "    "))
-        verdict_w = max(len(r.verdict) for r in group)
-        for row in group:
-            r, c = row.result, row.result.claim
-            if r.verdict == NOT_RUN:
-                detail = r.message or "not run"
-            elif c.records_paper_error:
-                detail = (f"ours {format_value(r.value)}, the paper's statement needs "
-                          f"{c.describe_test()}")
-            else:
-                detail = f"{format_value(r.value)} {c.describe_test()}"
-                spread = _spread_text(r)
-                if spread:
-                    detail += f" (seeds {spread})"
-                margin = r.describe_margin().removeprefix("fragile: ")
-                if margin:
-                    detail += f", {margin}"
-            head = f"  {row.verdict:<{verdict_w}}  {c.where} [{c.id}]: {detail}"
-            out.extend(wrap(head, "", " " * (verdict_w + 4)))
-            out.extend(wrap(c.statement, indent, indent))
-            if row.status == PAPER_ERROR:
-                out.extend(wrap(f"the paper's error: {c.note}", indent, indent))
-    out.append("")
-    out.extend(wrap(_counts(rows), "", "    "))
-    return "\n".join(out).lstrip("\n") + "\n"
-
-
-def to_json(rows: list[ReportRow]) -> str:
-    """The rows as JSON (a list of :meth:`ReportRow.to_dict`), as ``report.json``."""
-    return json.dumps([r.to_dict() for r in rows], indent=1) + "\n"
-
-
-def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:
-    """Write ``out/report.md`` and ``out/report.json``; return their paths."""
-    from .._atomic import atomic_write_text
-
-    out = Path(out)
-    md, js = out / "report.md", out / "report.json"
-    atomic_write_text(md, to_markdown(rows))
-    atomic_write_text(js, to_json(rows))
-    return md, js
-
-
-def _scale_cell(row: ReportRow) -> str:
-    r = row.result
-    if r.verdict == NOT_RUN:
-        return "—"
-    spread = _spread_text(r)
-    verdict = FRAGILE if row.status == HOLDS and r.fragile else row.status
-    if verdict in (HOLDS, FAILS, FRAGILE) and not r.expected:
-        verdict = f"{verdict} (not expected at this scale)"
-    elif verdict == MODIFIED:
-        verdict = f"{verdict} ({_changes_text(row.changes)})"
-    # "[" as an entity: a bracketed list such as "[[11, 2.2], [83.7, 12]]" would otherwise read
-    # as a Markdown reference link (MkDocs' autorefs reports it, strict builds fail)
-    value = r.describe_value().replace("[", "&#91;")
-    margin = r.describe_margin().removeprefix("fragile: ")
-    return (f"**{verdict}**<br>{value}" + (f" (seeds {spread})" if spread else "")
-            + (f"; {margin}" if margin else ""))
-
-
-def reproduction_table(roots: Mapping[str, str | Path],
-                       names: list[str] | None = None) -> str:
-    """One Markdown table of every declared claim judged at several scales.
-
-    ``roots`` maps a scale to the output root that holds its runs (``{"quick":
-    "docs/results/quick", "paper": ...}``); each claim gets one column per scale that has at
-    least one run, with the verdict, our number and its spread over seeds, or ``—`` where
-    that scale has no run of the experiment. The docs' reproduction table is this function
-    applied to the committed numbers.
-    """
-    reports = {s: build_report(roots[s], names) for s in roots}
-    for s, rows in reports.items():
-        for row in rows:
-            if row.result.scale not in (None, s):
-                raise ValueError(f"{roots[s]}/{row.experiment} holds a "
-                                 f"{row.result.scale!r} run, not {s!r}")
-    scales = [s for s, rows in reports.items() if any(r.result.verdict != NOT_RUN
-                                                        for r in rows)]
-    headers = ["experiment", "claim", "threshold", *scales]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    first = next(iter(reports.values()), [])
-    for i, row in enumerate(first):
-        c = row.result.claim
-        cells = [f"`{row.experiment}`<br>{c.paper}, {c.where}", c.statement,
-                 c.describe_test()]
-        cells += [_scale_cell(reports[s][i]) for s in scales]  # same registry, same order
-        lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    return "\n".join(lines) + "\n"
