@@ -48,6 +48,10 @@ RENDERED_REGIONS: dict[str, list[tuple[str, str, str]]] = {
         "<!-- reproduction-table:begin", "<!-- reproduction-table:end -->",
         "tests/test_docs_results.py::test_committed_table_equals_the_table_of_the_committed_"
         "numbers")],
+    "docs/benchmarks.md": [(
+        "<!-- bench-table:begin", "<!-- bench-table:end -->",
+        "tests/test_docs_benchmarks.py::test_the_benchmarks_page_is_rendered_from_the_"
+        "committed_inputs")],
     "docs/architecture.md": [(
         "<!-- module-map:begin", "<!-- module-map:end -->",
         "tests/test_architecture.py::test_module_map_is_generated_from_the_current_docstrings")],

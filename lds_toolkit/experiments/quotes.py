@@ -47,7 +47,9 @@ optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``)
 ``bench DIR/FILE.json PATH [FMT]``
     The number at ``PATH`` of a committed benchmark run, a JSON file under the results root
     (``cpu-evidence/neural_layers_las.json``, written by a script of ``benchmarks/``); a list
-    or dict as for ``value``.
+    or dict as for ``value``. ``value``, ``median``, ``range``, ``count`` and ``ratio`` also
+    take such a file in place of ``SCALE/NAME``: ``{{ ratio cpu-evidence/x.json
+    results/las/16384/time_s results/sdpa/16384/time_s }}``.
 
 A duration in seconds takes a unit in ``FMT``: ``min:.1f`` divides by 60 and appends
 `` min`` (``43.3 min``), likewise ``h`` (hours), ``s``, ``ms`` and ``us``
@@ -105,7 +107,24 @@ class Runs:
         return self._files[key]
 
     def summary(self, run: str) -> dict:
+        """``summary.json`` of ``run``; for ``DIR/FILE.json``, that benchmark file."""
+        if run.endswith(".json"):
+            return self.bench(run)
         return self.read(run, "summary.json")
+
+    def bench(self, file: str) -> dict:
+        """A committed benchmark JSON under the root (``cpu-evidence/FILE.json``)."""
+        if ".." in file.split("/") or not file.endswith(".json"):
+            raise QuoteError(f"bench: {file!r} is not DIR/FILE.json under the results root")
+        key = (file, "")
+        if key not in self._files:
+            try:
+                self._files[key] = read_json_file(self.root / file, SUMMARY_MAX_BYTES)
+            except FileNotFoundError:
+                raise QuoteError(f"no committed benchmark run {self.root / file}") from None
+            except ValueError as exc:
+                raise QuoteError(f"{file}: {exc}") from None
+        return self._files[key]
 
     def at(self, run: str, path: str):
         try:
@@ -310,14 +329,7 @@ def _sweep(runs: Runs, run: str, args: list[str]) -> str:
 
 
 def _bench(runs: Runs, file: str, args: list[str]) -> str:
-    if ".." in file.split("/") or not file.endswith(".json"):
-        raise QuoteError(f"bench: {file!r} is not DIR/FILE.json under the results root")
-    try:
-        data = read_json_file(runs.root / file, SUMMARY_MAX_BYTES)
-    except FileNotFoundError:
-        raise QuoteError(f"no committed benchmark run {runs.root / file}") from None
-    except ValueError as exc:
-        raise QuoteError(f"{file}: {exc}") from None
+    data = runs.bench(file)
     try:
         value = lookup(data, args[0])
     except PathError as exc:
