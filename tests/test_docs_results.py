@@ -178,6 +178,19 @@ def test_value_ratio_and_range_read_a_benchmark_file_in_place_of_a_run(tmp_path)
             render(bad, tmp_path)
 
 
+def test_total_sums_a_run_json_entry_over_runs():
+    runs = ("cloze", "las-ablation")
+    secs = [json.loads((RESULTS / "medium" / n / "run.json").read_text())["sweep_seconds"]
+            for n in runs]
+    assert render("{{ total medium/cloze,las-ablation sweep_seconds min:.2f }}", RESULTS) == \
+        f"{sum(secs) / 60:.2f} min"
+    for bad, why in (("{{ total medium/cloze,no-such-run sweep_seconds }}", "no committed run"),
+                     ("{{ total medium/cloze,las-ablation date }}", "not a number"),
+                     ("{{ total medium/cloze no_such_key }}", "not a number")):
+        with pytest.raises(QuoteError, match=why):
+            render(bad, RESULTS)
+
+
 def test_the_held_out_seed_sweep_covers_every_quick_claim_and_its_quote():
     """docs/results/quick/base-seeds-held-out.json: the same sweep on base seeds 10-19, run
     after the quick budgets were fixed on seeds 0-9 (``build_seed_sweep.py --seeds 10-19

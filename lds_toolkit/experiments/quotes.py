@@ -44,6 +44,9 @@ optional Python format specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``)
 ``run SCALE/NAME KEY [FMT]``
     An entry of ``run.json`` (``sweep_seconds``, ``date``, ``jobs``; a list, such as
     ``load_average`` at the start and end of the sweep, as ``a–b``).
+``total SCALE/NAME,NAME... KEY [FMT]``
+    The sum of a numeric ``run.json`` entry over several runs of one scale (``{{ total
+    medium/cloze,las-ablation sweep_seconds min:.1f }}``: their sweeps together).
 ``bench DIR/FILE.json PATH [FMT]``
     The number at ``PATH`` of a committed benchmark run, a JSON file under the results root
     (``cpu-evidence/neural_layers_las.json``, written by a script of ``benchmarks/``); a list
@@ -279,6 +282,18 @@ def _run_entry(runs: Runs, run: str, args: list[str]) -> str:
     return format_number(value, _fmt_arg(args, 1))
 
 
+def _total(runs: Runs, target: str, args: list[str]) -> str:
+    scale, names = target.split("/", 1)
+    total = 0.0
+    for name in names.split(","):
+        info = runs.read(f"{scale}/{name}", "run.json")
+        value = info.get(args[0])
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise QuoteError(f"{scale}/{name}/run.json: {args[0]!r} is {value!r}, not a number")
+        total += value
+    return format_number(total, _fmt_arg(args, 1))
+
+
 def _seeds(runs: Runs, run: str, args: list[str]) -> str:
     scale, name = run.split("/", 1)
     path = runs.root / scale / SEED_SWEEP
@@ -346,7 +361,7 @@ SEED_SWEEP = "base-seeds.json"
 FUNCTIONS: dict[str, Callable[[Runs, str, list[str]], str]] = {
     "value": _value, "median": _median, "range": _range, "count": _count, "ratio": _ratio,
     "claim": _claim, "verdict": _verdict, "seeds": _seeds, "sweep": _sweep,
-    "run": _run_entry, "bench": _bench}
+    "run": _run_entry, "bench": _bench, "total": _total}
 
 
 #: quote functions whose SCALE/NAME names a whole file and that take no argument
