@@ -64,7 +64,7 @@ def test_the_paragraph_under_the_table_is_the_committed_run():
 
     expected = [
         f"--layers {' '.join(info['args']['layers'])}",
-        f"load average (1, 5, 15 min) {info['load_start']} at the start and "
+        f"load averages {info['load_start']} at the start and "
         f"{info['load_end']} at the end, {info['date']}",
         f"({t('sdpa-h8', 16384) / t('sdpa', 16384):.2f}× at 16384)",
         f"({round(r['las']['1024']['peak_mb'])} MB at 1024, "
