@@ -6,8 +6,8 @@
 # On Linux without an NVIDIA GPU, take torch's CPU wheel (PyPI's Linux wheel is the CUDA build,
 # several GB):  make figures TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # Also: make test-slow (paper-scale checks), make test-gpu (CUDA tests), make bench,
-#   make medium (every experiment at the medium scale: CPU evidence, the neural set 48.5
-#   minutes on 2 idle cores of an AVX-512/AMX Xeon, 64-77 on a slower one), make full (paper scale), make docs (the site, strict), make docs-check
+#   make medium (every experiment at the medium scale: CPU evidence; the committed runs'
+#   times are in docs/running.md), make full (paper scale), make docs (the site, strict), make docs-check
 #   (it in headless Chromium), make results.
 
 PYTHON ?= python3

@@ -23,6 +23,12 @@ the raw numbers ``docs/img/benchmarks/bench.json``, with the machine described (
 cores, memory, library versions, BLAS) and the load average before and after. Times depend on
 what else runs: use an idle machine for the committed table (the script prints the load).
 ``--quick`` uses small sizes (a few minutes) and never writes the docs unless asked.
+
+Measuring and rendering are separate: :func:`render_page` writes the page from a
+``bench.json`` and the committed files it reads (the neural runs' ``run.json``, the CPU
+evidence and GPU runs of the CUDA section), measuring nothing. The page below its title is
+one generated region (:data:`BEGIN` ... :data:`END`); ``tests/test_docs_benchmarks.py``
+re-renders it from the committed inputs and fails when the page differs.
 """
 
 from __future__ import annotations
@@ -43,6 +49,11 @@ import cuda_section  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 IMG = ROOT / "docs" / "img" / "benchmarks"
+#: The markers of the page's generated region (``tests/test_docs_numbers.py`` skips it; the
+#: test that re-renders it is ``tests/test_docs_benchmarks.py``).
+BEGIN = ("<!-- bench-table:begin (written by `make bench`: benchmarks/bench_table.py "
+         "--write-docs; do not edit by hand) -->")
+END = "<!-- bench-table:end -->"
 
 
 def machine() -> dict:
@@ -158,14 +169,16 @@ NEURAL = ("induction-heads", "cloze", "nss-s4", "las-ablation", "lds-streams", "
 
 
 def committed_wall(scale: str, root: Path = ROOT / "docs" / "results") -> dict:
-    """Sweep seconds, date and workers of the committed neural runs at ``scale``, read from
-    their run.json (written by the runner, not by this script)."""
+    """Sweep seconds, date, workers and load average (start and end of the sweep, where the
+    run recorded it) of the committed neural runs at ``scale``, read from their run.json
+    (written by the runner, not by this script)."""
     out = {}
     for name in NEURAL:
         f = root / scale / name / "run.json"
         if f.exists():
             run = json.loads(f.read_text())
-            out[name] = (run["sweep_seconds"], run["date"][:10], run["jobs"])
+            out[name] = (run["sweep_seconds"], run["date"][:10], run["jobs"],
+                         run.get("load_average"))
     return out
 
 
@@ -176,15 +189,18 @@ def neural_wall(before: dict, after: dict) -> str:
     for scale in ("quick", "medium"):
         runs = committed_wall(scale)
         if runs:
-            total = sum(s for s, _, _ in runs.values())
-            each = ", ".join(f"{n} {s:.0f} s" for n, (s, _, _) in runs.items())
-            dates = sorted({d for _, d, _ in runs.values()})
+            total = sum(s for s, _, _, _ in runs.values())
+            each = ", ".join(f"{n} {s:.0f} s" for n, (s, _, _, _) in runs.items())
+            dates = sorted({d for _, d, _, _ in runs.values()})
+            loads = [x for *_, la in runs.values() if la for x in la]
+            load = (f", load average {min(loads):g}–{max(loads):g}"
+                    if len(loads) == 2 * len(runs) else "")
             parts.append(f"{scale} {total / 60:.1f} min of sweeps ({each}; "
                          f"{' to '.join(dict.fromkeys([dates[0], dates[-1]]))}, "
-                         f"--jobs {max(j for _, _, j in runs.values())})")
+                         f"--jobs {max(j for _, _, j, _ in runs.values())}{load})")
     text = ("**Neural experiments' wall time.** The committed runs' sweeps (their run.json, "
-            "not this script; the quick set comes from one `make figures` on a fresh clone "
-            "(the README gives its load), "
+            "not this script; the quick set comes from one session, with the load average "
+            "its runs recorded, "
             "the medium runs from separate sessions, several under load, so their sum is not "
             "an idle wall time): "
             + "; ".join(parts) + ". Of the layers above only the DPLR kernel (S4 / S4+ with "
@@ -225,8 +241,7 @@ def markdown(res: dict, figures: list[str]) -> str:
     m = res["machine"]
     lines = [
         "# Benchmarks", "",
-        "<!-- written by `make bench` (benchmarks/bench_table.py --write-docs); "
-        "do not edit by hand -->", "",
+        BEGIN, "",
         "Ours against each anchor's algorithm, the training roofline and how cost grows, "
         "measured in one run of `make bench`"
         + (" (`--quick` sizes)" if res["quick"] else "") + ".", "",
@@ -295,7 +310,16 @@ def markdown(res: dict, figures: list[str]) -> str:
     for f in figures:
         lines += [f"![{f}](img/benchmarks/{f})", ""]
     lines += cuda_section.markdown()
+    lines += [END, ""]
     return "\n".join(lines)
+
+
+def render_page(res: dict) -> str:
+    """``docs/benchmarks.md`` for the measurements ``res`` (a ``bench.json``), with the
+    growth figures' names, measuring and drawing nothing."""
+    import growth
+
+    return markdown(res, growth.figure_names(res["growth"]))
 
 
 def main(argv=None) -> int:
@@ -315,15 +339,14 @@ def main(argv=None) -> int:
     else:
         res = collect(args.quick, args.before_tree)
     print("\n".join(acceptance(res)), flush=True)
-    figures = []
     if args.write_docs:
         import growth
 
         IMG.mkdir(parents=True, exist_ok=True)
         if not args.from_json:
             (IMG / "bench.json").write_text(json.dumps(res, indent=1))
-        figures = [f.name for f in growth.figures(res["growth"], IMG)]
-    text = markdown(res, figures)
+        growth.figures(res["growth"], IMG)
+    text = render_page(res)
     if args.write_docs:
         DOC.write_text(text)
         print(f"wrote {DOC.relative_to(ROOT)} and {IMG.relative_to(ROOT)}/")

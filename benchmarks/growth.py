@@ -142,6 +142,16 @@ def run(quick: bool = False) -> list[dict]:
     return simulation_series(quick) + filter_series(quick) + layer_series(quick)
 
 
+def figure_name(group: str) -> str:
+    """The PNG file name of a group's figure (``growth_simulation_vs_T.png``)."""
+    return "growth_" + group.split(" (")[0].replace(" ", "_") + ".png"
+
+
+def figure_names(series: list[dict]) -> list[str]:
+    """The file names :func:`figures` writes for ``series``, in order, drawing nothing."""
+    return [figure_name(group) for group in dict.fromkeys(s["group"] for s in series)]
+
+
 def figures(series: list[dict], out: Path) -> list[Path]:
     """One log-log PNG per group (matplotlib Figure objects: no global pyplot state)."""
     from matplotlib.figure import Figure
@@ -161,7 +171,7 @@ def figures(series: list[dict], out: Path) -> list[Path]:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        path = out / ("growth_" + group.split(" (")[0].replace(" ", "_") + ".png")
+        path = out / figure_name(group)
         fig.savefig(path)
         paths.append(path)
     return paths

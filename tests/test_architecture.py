@@ -1,4 +1,4 @@
-"""The house rules of the package (README, "Architecture"), checked on the source.
+"""The house rules of the package (docs/architecture.md), checked on the source.
 
 * no import cycle between the package's modules, counting imports inside functions (lazy
   imports hide a cycle from Python, not from a reader) and ``TYPE_CHECKING`` blocks;

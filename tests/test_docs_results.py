@@ -157,6 +157,40 @@ def test_units_and_benchmark_files_render_from_the_committed_numbers(tmp_path):
             render(bad, tmp_path)
 
 
+def test_value_ratio_and_range_read_a_benchmark_file_in_place_of_a_run(tmp_path):
+    """``DIR/FILE.json`` in place of ``SCALE/NAME``: the functions read that committed
+    benchmark file (a ratio of two of its entries, a range over a wildcard)."""
+    bench = tmp_path / "cpu-evidence"
+    bench.mkdir()
+    (bench / "b.json").write_text(json.dumps({
+        "results": {"las": {"16384": {"t": 25.9}}, "sdpa": {"16384": {"t": 8.87}}},
+        "rows": [{"ms": 43.4}, {"ms": 70.8}]}))
+    assert render("{{ ratio cpu-evidence/b.json results/las/16384/t results/sdpa/16384/t "
+                  "x:.2f }}", tmp_path) == f"{25.9 / 8.87:.2f}×"
+    assert render("{{ range cpu-evidence/b.json rows/*/ms .0f }}", tmp_path) == "43–71"
+    assert render("{{ value cpu-evidence/b.json results/sdpa/16384/t s:.1f }}", tmp_path) \
+        == "8.9 s"
+    for bad, why in (("{{ ratio cpu-evidence/b.json results/las results/sdpa }}",
+                      "both must be numbers"),
+                     ("{{ range ../b.json rows/*/ms }}", "not DIR/FILE.json"),
+                     ("{{ value cpu-evidence/none.json rows }}", "no committed benchmark")):
+        with pytest.raises(QuoteError, match=why):
+            render(bad, tmp_path)
+
+
+def test_total_sums_a_run_json_entry_over_runs():
+    runs = ("cloze", "las-ablation")
+    secs = [json.loads((RESULTS / "medium" / n / "run.json").read_text())["sweep_seconds"]
+            for n in runs]
+    assert render("{{ total medium/cloze,las-ablation sweep_seconds min:.2f }}", RESULTS) == \
+        f"{sum(secs) / 60:.2f} min"
+    for bad, why in (("{{ total medium/cloze,no-such-run sweep_seconds }}", "no committed run"),
+                     ("{{ total medium/cloze,las-ablation date }}", "not a number"),
+                     ("{{ total medium/cloze no_such_key }}", "not a number")):
+        with pytest.raises(QuoteError, match=why):
+            render(bad, RESULTS)
+
+
 def test_the_held_out_seed_sweep_covers_every_quick_claim_and_its_quote():
     """docs/results/quick/base-seeds-held-out.json: the same sweep on base seeds 10-19, run
     after the quick budgets were fixed on seeds 0-9 (``build_seed_sweep.py --seeds 10-19

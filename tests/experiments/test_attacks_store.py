@@ -266,10 +266,10 @@ def test_a_forged_record_with_an_absurd_array_size_is_rejected(tmp_path):
         store.load(key)
 
 
-def test_a_forger_who_recomputes_the_checksum_is_not_stopped_as_the_readme_says(tmp_path):
+def test_a_forger_who_recomputes_the_checksum_is_not_stopped_as_the_docs_say(tmp_path):
     """The threat model as built: the SHA-256 proves integrity, not authenticity. A record
     edited by someone with write access to OUT, checksum recomputed, is accepted (this test
-    pins the README's statement; if the store ever authenticates, change both)."""
+    pins docs/security.md's statement; if the store ever authenticates, change both)."""
     from lds_toolkit.experiments.store.tasks import _body_checksum
 
     store = TaskStore(tmp_path, code_version="v")

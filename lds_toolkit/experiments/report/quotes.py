@@ -46,10 +46,15 @@ specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
 ``run SCALE/NAME KEY [FMT]``
     An entry of ``run.json`` (``sweep_seconds``, ``date``, ``jobs``; a list, such as
     ``load_average`` at the start and end of the sweep, as ``a–b``).
+``total SCALE/NAME,NAME... KEY [FMT]``
+    The sum of a numeric ``run.json`` entry over several runs of one scale (``{{ total
+    medium/cloze,las-ablation sweep_seconds min:.1f }}``: their sweeps together).
 ``bench DIR/FILE.json PATH [FMT]``
     The number at ``PATH`` of a committed benchmark run, a JSON file under the results root
     (``cpu-evidence/neural_layers_las.json``, written by a script of ``benchmarks/``); a list
-    or dict as for ``value``.
+    or dict as for ``value``. ``value``, ``median``, ``range``, ``count`` and ``ratio`` also
+    take such a file in place of ``SCALE/NAME``: ``{{ ratio cpu-evidence/x.json
+    results/las/16384/time_s results/sdpa/16384/time_s }}``.
 
 A duration in seconds takes a unit in ``FMT``: ``min:.1f`` divides by 60 and appends
 `` min`` (``43.3 min``), likewise ``h`` (hours), ``s``, ``ms`` and ``us``
@@ -107,7 +112,24 @@ class Runs:
         return self._files[key]
 
     def summary(self, run: str) -> dict:
+        """``summary.json`` of ``run``; for ``DIR/FILE.json``, that benchmark file."""
+        if run.endswith(".json"):
+            return self.bench(run)
         return self.read(run, "summary.json")
+
+    def bench(self, file: str) -> dict:
+        """A committed benchmark JSON under the root (``cpu-evidence/FILE.json``)."""
+        if ".." in file.split("/") or not file.endswith(".json"):
+            raise QuoteError(f"bench: {file!r} is not DIR/FILE.json under the results root")
+        key = (file, "")
+        if key not in self._files:
+            try:
+                self._files[key] = read_json_file(self.root / file, SUMMARY_MAX_BYTES)
+            except FileNotFoundError:
+                raise QuoteError(f"no committed benchmark run {self.root / file}") from None
+            except ValueError as exc:
+                raise QuoteError(f"{file}: {exc}") from None
+        return self._files[key]
 
     def at(self, run: str, path: str):
         try:
@@ -262,6 +284,18 @@ def _run_entry(runs: Runs, run: str, args: list[str]) -> str:
     return format_number(value, _fmt_arg(args, 1))
 
 
+def _total(runs: Runs, target: str, args: list[str]) -> str:
+    scale, names = target.split("/", 1)
+    total = 0.0
+    for name in names.split(","):
+        info = runs.read(f"{scale}/{name}", "run.json")
+        value = info.get(args[0])
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise QuoteError(f"{scale}/{name}/run.json: {args[0]!r} is {value!r}, not a number")
+        total += value
+    return format_number(total, _fmt_arg(args, 1))
+
+
 def _seeds(runs: Runs, run: str, args: list[str]) -> str:
     scale, name = run.split("/", 1)
     path = runs.root / scale / SEED_SWEEP
@@ -312,14 +346,7 @@ def _sweep(runs: Runs, run: str, args: list[str]) -> str:
 
 
 def _bench(runs: Runs, file: str, args: list[str]) -> str:
-    if ".." in file.split("/") or not file.endswith(".json"):
-        raise QuoteError(f"bench: {file!r} is not DIR/FILE.json under the results root")
-    try:
-        data = read_json_file(runs.root / file, SUMMARY_MAX_BYTES)
-    except FileNotFoundError:
-        raise QuoteError(f"no committed benchmark run {runs.root / file}") from None
-    except ValueError as exc:
-        raise QuoteError(f"{file}: {exc}") from None
+    data = runs.bench(file)
     try:
         value = lookup(data, args[0])
     except PathError as exc:
@@ -336,7 +363,7 @@ SEED_SWEEP = "base-seeds.json"
 FUNCTIONS: dict[str, Callable[[Runs, str, list[str]], str]] = {
     "value": _value, "median": _median, "range": _range, "count": _count, "ratio": _ratio,
     "claim": _claim, "verdict": _verdict, "seeds": _seeds, "sweep": _sweep,
-    "run": _run_entry, "bench": _bench}
+    "run": _run_entry, "bench": _bench, "total": _total}
 
 
 #: quote functions whose SCALE/NAME names a whole file and that take no argument

@@ -51,7 +51,7 @@ def s4d_init_imag(d_state: int, init: str) -> torch.Tensor:
     ``"inv"`` (S4D-Inv): ``Im A_n = (N/pi) (N/(2n+1) - 1)``, ``n = 0..N/2-1``, ``N = d_state``
     (as ``dplr(init="lin"|"inv")`` in state-spaces/s4);
     ``"legs"`` (S4D-LegS): ``Im A_n = ω_n > 0``, the eigenvalues ``±iω_n`` of the skew part of
-    the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural._hippo`), in increasing order.
+    the NPLR form of HiPPO-LegS (:mod:`lds_toolkit.neural.layers._hippo`), in increasing order.
     """
     n = torch.arange(d_state // 2, dtype=torch.float64, device="cpu")
     if init == "lin":

@@ -6,7 +6,7 @@ Each ``test_peer_*.py`` module here copies one python-control test module's name
 pytest collects python-control's tests unchanged; an autouse fixture points the substituted
 names at the toolkit for the duration of every test and records how many calls the toolkit
 answered. ``SKIPS`` lists the tests skipped, each with its reason; the terminal summary
-prints the totals (also stated in the README).
+prints the totals (docs/testing.md describes the suite).
 """
 
 from __future__ import annotations
