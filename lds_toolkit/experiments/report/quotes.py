@@ -25,7 +25,8 @@ specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
     number when both print the same.
 ``sum SCALE/NAME PATH [FMT]``
     The sum of the finite numbers at ``PATH`` (nested lists and dicts included): a count
-    over seeds, ``split_count/focus/1024/previous`` -> ``457``.
+    over seeds, ``split_count/focus/1024/previous`` -> ``457`` (integers print every digit
+    unless ``FMT`` says otherwise).
 ``count SCALE/NAME PATH OP THRESHOLD``
     How many entries of a per-seed list satisfy ``OP THRESHOLD`` (``<``, ``<=``, ``>``,
     ``>=``): ``7 of 10``. ``count SCALE/NAME PATH`` counts the ``true`` entries of a list of
@@ -217,8 +218,9 @@ def _sum(runs: Runs, run: str, args: list[str]) -> str:
     vals = [v for v in _numbers(flat, args[0]) if math.isfinite(v)]
     if not vals:
         raise QuoteError(f"{run}: {args[0]!r} has no finite value")
-    total = sum(flat) if all(isinstance(v, int) for v in flat) else math.fsum(vals)
-    return format_number(total, _fmt_arg(args, 1))
+    if all(isinstance(v, int) for v in flat):  # a count: all of its digits unless told
+        return format_number(sum(flat), args[1] if len(args) > 1 else "d")
+    return format_number(math.fsum(vals), _fmt_arg(args, 1))
 
 
 def _count(runs: Runs, run: str, args: list[str]) -> str:
