@@ -9,8 +9,9 @@ docs/**/*.md that stands beside a unit of a result -- a factor (``×``, ``3.2x``
 * a quote, ``{{ median quick/cloze mse_seeds/s4+attention }}`` or
   ``{{ run medium/las-ablation sweep_seconds min:.1f }}``, rendered by the site's hook from
   ``docs/results/`` (:mod:`lds_toolkit.experiments.report.quotes`);
-* inside a region generated from committed runs (:data:`RENDERED_REGIONS`), each with the
-  test that fails when the region differs from what its generator writes;
+* inside a region generated from committed runs, or recomputed row by row from the
+  configs it is arithmetic on (:data:`RENDERED_REGIONS`), each with the test that fails
+  when the region differs from what it should say;
 * on :data:`ALLOWLIST`, with its source: a paper's constant, a definition, a budget we set.
 
 Everything else fails, naming the page, the line and the number. The README is not rendered
