@@ -14,7 +14,8 @@ contents), as the layer table of docs/architecture.md declares and its test chec
   :class:`Experiment` contract and the registry), :mod:`.scales` (quick, medium, paper,
   gpu), :mod:`.claims` (the paper claims an experiment declares, as data, and their
   evaluation on a summary), :mod:`.margins` (how far a verdict is from flipping),
-  :mod:`.plotting` (the figures' style);
+  :mod:`.numbers` (how a result number prints: the house style of the report, the claims
+  and the docs' quotes), :mod:`.plotting` (the figures' style);
 * ``config/`` (:mod:`.config`) — declared ranges, ``--set`` overrides, the config of a run;
 * ``report/`` (:mod:`.report`) — runs judged against their claims (``lds-toolkit
   report``), ``report --compare`` and the numbers quoted in the docs;

@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from .margins import FRAGILE_BELOW, MARGIN_CAP, per_seed_margin, resample_indices, spread_margin
+from .numbers import format_number
 from .scales import SCALES
 
 OPS = (">=", ">", "<=", "<", "between", "nonincreasing", "nondecreasing", "is")
@@ -434,7 +435,7 @@ def _flatten(v):
 
 def _fmt(x) -> str:
     if isinstance(x, float):
-        return f"{x:.3g}"
+        return format_number(x)  # .3g in the house style: 7e3, not 7e+03
     if isinstance(x, list | tuple):
         return "[" + ", ".join(_fmt(v) for v in x) + "]"
     return json.dumps(x) if isinstance(x, str | bool) or x is None else str(x)

@@ -183,7 +183,7 @@ def scale_config(scale: str) -> dict:
         #                at half a step: 2 x 60 x (0.136 + 0.115) / 2                =  15.1
         #   data         4 tasks x 17 200 expressions x 1.6 ms (generated per process)
         #                                                                           = 110.1
-        #   total                                                           566.8 s = 9.4 min
+        #   total                                                           566.7 s = 9.4 min
         # In pieces: --time-budget 540 twice (checkpoints every minute, resumed in the second
         # command); a piece regenerates its seeds' expressions
         cfg.update(min_length=500, max_length=2000, n_train=16000, n_valid=200,

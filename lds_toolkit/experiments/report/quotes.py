@@ -23,6 +23,10 @@ specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
 ``range SCALE/NAME PATH [FMT]``
     ``min–max`` of the finite numbers at ``PATH`` (nested lists and dicts included); one
     number when both print the same.
+``sum SCALE/NAME PATH [FMT]``
+    The sum of the finite numbers at ``PATH`` (nested lists and dicts included): a count
+    over seeds, ``split_count/focus/1024/previous`` -> ``457`` (integers print every digit
+    unless ``FMT`` says otherwise).
 ``count SCALE/NAME PATH OP THRESHOLD``
     How many entries of a per-seed list satisfy ``OP THRESHOLD`` (``<``, ``<=``, ``>``,
     ``>=``): ``7 of 10``. ``count SCALE/NAME PATH`` counts the ``true`` entries of a list of
@@ -45,7 +49,9 @@ specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
     10-19)``.
 ``run SCALE/NAME KEY [FMT]``
     An entry of ``run.json`` (``sweep_seconds``, ``date``, ``jobs``; a list, such as
-    ``load_average`` at the start and end of the sweep, as ``a–b``).
+    ``load_average`` at the start and end of the sweep, as ``a–b``). ``{{ run
+    medium/cloze date date }}`` prints the day of the run, ``2026-11-25``; without the
+    format, the timestamp as recorded.
 ``total SCALE/NAME,NAME... KEY [FMT]``
     The sum of a numeric ``run.json`` entry over several runs of one scale (``{{ total
     medium/cloze,las-ablation sweep_seconds min:.1f }}``: their sweeps together).
@@ -56,11 +62,18 @@ specification (default ``.3g``; ``.1f``, ``.0%``, ``,d``):
     take such a file in place of ``SCALE/NAME``: ``{{ ratio cpu-evidence/x.json
     results/las/16384/time_s results/sdpa/16384/time_s }}``.
 
-A duration in seconds takes a unit in ``FMT``: ``min:.1f`` divides by 60 and appends
-`` min`` (``43.3 min``), likewise ``h`` (hours), ``s``, ``ms`` and ``us``
-(micro-seconds, written ``µs``); ``x:.2f`` appends ``×`` to a ratio.
+Every number prints in the house style of :mod:`lds_toolkit.experiments.numbers`
+(:func:`format_number`), the one the report and the claims print in too:
 
-Numbers in e-notation print compactly: ``1.29e6``, ``1.6e-4`` (``.1e`` gives the latter).
+* a duration in seconds takes a unit in ``FMT``: ``min:.1f`` divides by 60 and appends
+  `` min`` (``43.3 min``), likewise ``h`` (hours), ``s``, ``ms`` and ``us``
+  (micro-seconds, written ``µs``); ``x:.2f`` appends ``×`` to a ratio;
+* a share (``.1%``) prints with a space before the sign, ``99.8 %``, as the pages' prose
+  writes it: a rendered number reads like the typed definitions beside it;
+* e-notation prints compactly: ``1.29e6``, ``1.6e-4`` (``.1e`` gives the latter), never
+  ``1.29e+06``;
+* ``date`` prints an ISO 8601 timestamp as its day.
+
 An opening bracket is written ``&#91;`` (Markdown would read ``[a] [b]`` as a link).
 """
 
@@ -75,6 +88,11 @@ from typing import Any
 import numpy as np
 
 from ..claims import PathError, bootstrap_median_interval, evaluate_claim, lookup
+from ..numbers import UNITS, NumberFormatError
+from ..numbers import format_number as _format_number
+
+__all__ = ["FUNCTIONS", "QuoteError", "Runs", "UNITS", "format_number", "quotes_in", "render",
+           "render_quote"]
 from ..store.outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES, read_json_file
 
 #: A quote: ``{{ function scale/name arguments }}``.
@@ -138,35 +156,13 @@ class Runs:
             raise QuoteError(f"{run}: {exc.args[0]}") from None
 
 
-#: Units a duration in seconds (or a ratio) can be given in a quote's format: unit ->
-#: (factor from the stored number, suffix), as in ``min:.1f``.
-UNITS = {"h": (1 / 3600, " h"), "min": (1 / 60, " min"), "s": (1.0, " s"),
-         "ms": (1e3, " ms"), "us": (1e6, " µs"), "x": (1.0, "×")}
-
-
 def format_number(x, fmt: str = ".3g") -> str:
-    """``x`` with the format specification ``fmt``; e-notation compact (``1.29e6``,
-    ``1.6e-4``); NaN as ``nan`` (a quoted NaN is a visible fact, not a crash). ``fmt`` may
-    start with a unit of :data:`UNITS` (``min:.1f``, ``ms``): the number is converted from
-    seconds and the unit appended."""
-    unit, sep, rest = fmt.partition(":")
-    if unit in UNITS:
-        factor, suffix = UNITS[unit]
-        if isinstance(x, bool) or not isinstance(x, int | float):
-            raise QuoteError(f"unit {unit!r} needs a number, got {x!r}")
-        return format_number(x * factor, rest if sep else ".3g") + suffix
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return str(x)
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
+    """:func:`lds_toolkit.experiments.numbers.format_number`, failing with a
+    :class:`QuoteError` (a quote whose format does not apply to its number)."""
     try:
-        text = format(x, fmt)
-    except ValueError as exc:
-        raise QuoteError(f"format {fmt!r} does not apply to {x!r}: {exc}") from None
-    m = re.fullmatch(r"(-?[\d.]+)e([+-]\d+)", text)
-    if m:
-        text = f"{m.group(1)}e{int(m.group(2))}"
-    return text
+        return _format_number(x, fmt)
+    except NumberFormatError as exc:
+        raise QuoteError(str(exc)) from None
 
 
 def _numbers(value, what: str) -> list[float]:
@@ -215,6 +211,16 @@ def _range(runs: Runs, run: str, args: list[str]) -> str:
     fmt = _fmt_arg(args, 1)
     lo, hi = format_number(min(vals), fmt), format_number(max(vals), fmt)
     return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _sum(runs: Runs, run: str, args: list[str]) -> str:
+    flat = list(_flatten(runs.at(run, args[0])))
+    vals = [v for v in _numbers(flat, args[0]) if math.isfinite(v)]
+    if not vals:
+        raise QuoteError(f"{run}: {args[0]!r} has no finite value")
+    if all(isinstance(v, int) for v in flat):  # a count: all of its digits unless told
+        return format_number(sum(flat), args[1] if len(args) > 1 else "d")
+    return format_number(math.fsum(vals), _fmt_arg(args, 1))
 
 
 def _count(runs: Runs, run: str, args: list[str]) -> str:
@@ -361,7 +367,8 @@ def _bench(runs: Runs, file: str, args: list[str]) -> str:
 SEED_SWEEP = "base-seeds.json"
 
 FUNCTIONS: dict[str, Callable[[Runs, str, list[str]], str]] = {
-    "value": _value, "median": _median, "range": _range, "count": _count, "ratio": _ratio,
+    "value": _value, "median": _median, "range": _range, "sum": _sum, "count": _count,
+    "ratio": _ratio,
     "claim": _claim, "verdict": _verdict, "seeds": _seeds, "sweep": _sweep,
     "run": _run_entry, "bench": _bench, "total": _total}
 

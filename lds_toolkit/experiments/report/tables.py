@@ -36,7 +36,7 @@ def _spread_text(result: ClaimResult) -> str:
     if result.spread is None:
         return ""
     lo, hi = result.spread
-    return f"{lo:.3g} – {hi:.3g}"
+    return f"{format_value(lo)} – {format_value(hi)}"
 
 
 def _cells(row: ReportRow) -> list[str]:
