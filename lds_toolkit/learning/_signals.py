@@ -29,6 +29,7 @@ warm), else an array of shape (d_out,).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from numbers import Real
 
@@ -37,6 +38,7 @@ import numpy as np
 from .._validation import as_float_array
 
 KINDS = ("scalar", "array", "dict")
+_INT_EXACT = 2**53  # ints up to this convert to float64 exactly (the fast path's range)
 
 
 def canonical_order(keys) -> list:
@@ -112,6 +114,32 @@ class SignalCodec:
         if self.kind is None and register:
             self.kind, self.dim = kind, vec.shape[0]
         return vec
+
+    def fast_encode(self, value) -> np.ndarray | None:
+        """The vector of ``value`` when it has the settled form in its commonest shape (a dict
+        of exactly the known keys, or a number, with finite float or int values), read
+        without the general checks; None for anything else, which :meth:`encode` then reads
+        (or refuses) with the same numbers. Registers nothing."""
+        kind = self.kind
+        if kind == "dict":
+            keys = self.keys
+            if type(value) is not dict or len(value) != len(keys):
+                return None
+            out = []
+            for k in keys:
+                v = value.get(k, None)
+                tv = type(v)
+                if not ((tv is float and math.isfinite(v))
+                        or (tv is int and -_INT_EXACT <= v <= _INT_EXACT)):
+                    return None
+                out.append(v)
+            return np.array(out, dtype=np.float64)
+        if kind == "scalar":
+            tv = type(value)
+            if (tv is float and math.isfinite(value)) or (
+                    tv is int and -_INT_EXACT <= value <= _INT_EXACT):
+                return np.array([value], dtype=np.float64)
+        return None
 
     def _values(self, value: Mapping) -> dict:
         """The dict's values as floats, refusing what is not a finite real number."""

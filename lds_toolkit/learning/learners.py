@@ -259,6 +259,10 @@ class LDSOracle(OnlineLearner):
         s = self.system
         return np.zeros((0, self.d_in_)), s.C @ self._state + s.D @ self._u_prev
 
+    def _learn_step(self, u_t, y_t):
+        x, pred = self._predict_now()
+        self._advance(u_t, y_t, x, pred)
+
     def _advance(self, u_t, y_t, x, pred):
         s = self.system
         self._state = s.A @ self._state + s.B @ u_t  # x_{t+1}
