@@ -22,6 +22,8 @@ batch numbers then agree to the realization's tolerance, not to round-off.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._stream import DiagonalBank
@@ -53,14 +55,16 @@ def lds_bank(T: int, k: int, kind: str, delays: int, L: int, precision: str,
     sigma^{1/4}) behind ``delays`` pure delays, windowed to context L.
 
     Raises ValueError when no realization reaches ``tol`` (naming what it reached)."""
-    from .filters import spectral_filters
+    from .filters import FilterPrecisionWarning, spectral_filters
     from .filters_lds import filters_as_lds
 
     lds = filters_as_lds(T, k, kind, tol=tol)
     decays = np.diag(lds.A).copy()
     C = lds.C * lds.B[:, 0][None, :]
     D = lds.D[:, 0].copy()
-    sigma, phi = spectral_filters(T, k, kind, precision=precision)
+    with warnings.catch_warnings():  # the learner's own _setup warns about these filters
+        warnings.simplefilter("ignore", FilterPrecisionWarning)
+        sigma, phi = spectral_filters(T, k, kind, precision=precision)
     if precision != "double":
         C, D, err = _refit(decays, phi)
         if err.max() > tol:

@@ -1,7 +1,8 @@
-r"""The machinery every online learner shares (:class:`OnlineLearner`): river's streaming
-contract, the batch path that gives the same numbers, step-size schedules and the checks of
-their arguments. The learners themselves, with their equations and the time-index convention,
-are in :mod:`lds_toolkit.learning.learners`.
+r"""The machinery every online learner shares (:class:`OnlineLearner`): parameters, the
+batch path that gives the streaming numbers, step-size schedules and the checks of their
+arguments; river's streaming contract itself is in :mod:`lds_toolkit.learning._protocol`.
+The learners, with their equations and the time-index convention, are in
+:mod:`lds_toolkit.learning.learners`.
 
 A learner is linear in its parameters M = (M_1, ..., M_m)::
 

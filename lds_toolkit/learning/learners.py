@@ -62,6 +62,7 @@ import math
 import numpy as np
 
 from .._validation import check_choice, check_fits_in_memory, check_int
+from ._lds_route import FILTER_ROUTES, choose_route
 from ._online import (
     LR_SCHEDULES,
     LearnerDivergedError,
@@ -71,7 +72,6 @@ from ._online import (
     check_positive,
     checked_design,
 )
-from ._lds_route import FILTER_ROUTES, choose_route
 from ._signals import SignalCodec
 from .filters import spectral_filters
 

@@ -181,3 +181,54 @@ def test_an_emerging_key_gives_the_same_form_on_core_learners_and_river_twins(ma
     assert forms[0] == forms[1] == [expected] * 5 or (forms[0] == forms[1] and forms[0][0]
                                                       == "float" and
                                                       set(forms[0][1:]) == {expected})
+
+
+def _rel_rms(a, b):
+    return float(np.sqrt(np.mean((a - b) ** 2)) / np.sqrt(np.mean(b ** 2)))
+
+
+@pytest.mark.parametrize("cls", [SpectralFiltering, SpectralFilteringAR2])
+@pytest.mark.parametrize("context", [None, 700])
+def test_the_lds_route_equals_the_exact_route(cls, context):
+    """Default horizon and k: the features through filters_as_lds' LDS (the window kept by
+    the recursion, a context of 700 taps included) are the exact taps' within 1e-6 relative
+    RMS per filter, and so are the predictions, batch and streamed; the streamed ones are
+    the lds batch path's to round-off."""
+    import warnings
+
+    from lds_toolkit.learning import FilterPrecisionWarning
+    from lds_toolkit.systems import random_lds
+
+    warnings.simplefilter("ignore", FilterPrecisionWarning)
+    rng = np.random.default_rng(5)
+    system = random_lds(4, [(0.5, 0.999)], d_in=2, rng=1)
+    u = rng.standard_normal((1200, 2))
+    y = simulate(system, u, output="lengen").y
+    kw = dict(context=context, lr=0.5, lr_schedule="normalized")
+    exact, lds = cls(filters="exact", **kw), cls(filters="lds", **kw)
+    Xe, Xl = exact.design(u, y)[0], lds.design(u, y)[0]
+    per_filter = np.sqrt(np.mean((Xl - Xe) ** 2, axis=(0, 2)) / np.mean(Xe ** 2, axis=(0, 2)))
+    assert per_filter.max() <= 1e-6, per_filter.max()
+    pe, pl = exact.fit_predict(u, y), lds.fit_predict(u, y)
+    assert _rel_rms(pl, pe) <= 1e-6
+    assert _rel_rms(pl - y, pe - y) <= 1e-6  # the errors too, not only the y_{t-1} part
+    streamed = cls(filters="lds", **kw)
+    got = []
+    for t in range(300):
+        got.append(streamed.predict_one(u[t]))
+        streamed.learn_one(u[t], y[t])
+    np.testing.assert_allclose(got, pl[:300, 0], rtol=0, atol=1e-12 * np.abs(pl).max())
+    assert lds._bank.n < 100 and exact._bank is None
+
+
+def test_auto_streams_through_the_lds_where_it_pays_and_batches_exactly():
+    """filters='auto': the steps take the LDS at the default horizon (context >= 512 and
+    the LDS step costs at most half the window's), the exact window at horizon 64; the
+    batch path is exact either way."""
+    big, small = SpectralFiltering(), SpectralFiltering(horizon=64, k=6)
+    assert big._streaming_bank() is not None and big._batch_bank() is None
+    assert small._streaming_bank() is None and small._batch_bank() is None
+    bank = big._streaming_bank()
+    assert 2 * bank.cost(1) <= 2**14 * 24
+    with pytest.raises(ValueError, match=r"filters must be one of .*got 'fast'"):
+        SpectralFiltering(filters="fast").reset(1, 1)
