@@ -65,6 +65,18 @@ def huge_stream_cause(t: int, **streams: np.ndarray) -> str | None:
     return None
 
 
+_CORES: tuple = ()
+
+
+def _compiled() -> tuple:
+    """(stream_predict, stream_step) as numba compiled them (or plain Python without numba),
+    fetched once: a step calls the dispatcher, not the lazy wrapper."""
+    global _CORES
+    if not _CORES:
+        _CORES = (stream_predict.compiled(), stream_step.compiled())
+    return _CORES
+
+
 def _is_featureless(x, codec: SignalCodec) -> bool:
     """``x = {}`` on a cold learner whose inputs are its own (no fixed input names)."""
     return isinstance(x, Mapping) and not x and codec.fixed_names is None
@@ -135,6 +147,7 @@ class StreamingProtocol:
         self._x = np.zeros((m, d_in))
         self._pred, self._err = np.zeros(d_out), np.zeros(d_out)
         self._own_past = False
+        self._fresh = None  # (t, id(coef_)) when self._x, self._pred hold step t's prediction
         self._codecs = self._make_codecs()
         self._codecs[0].clear(d_in)
         self._codecs[1].clear(d_out)
@@ -167,6 +180,7 @@ class StreamingProtocol:
         self._buf = np.concatenate([self._buf, np.zeros((self._buf.shape[0], extra))], axis=1)
         self._w = np.concatenate([self._w, np.zeros((self._w.shape[0], extra))], axis=1)
         self._x = np.zeros((m, d_in))
+        self._fresh = None
         self.d_in_ = d_in
 
     def _route(self):
@@ -188,7 +202,7 @@ class StreamingProtocol:
         """``(features x_t, prediction yhat_t)`` from the history u_{<t}, y_{<t}."""
         lds, taps_rev, decays, C, D, _, m0 = self._route()
         x, pred = np.empty_like(self._x), np.empty(self.d_out_)
-        stream_predict(lds, taps_rev, decays, C, D, m0, self._w, self._buf, self._pos,
+        _compiled()[0](lds, taps_rev, decays, C, D, m0, self._w, self._buf, self._pos,
                        self.coef_, self._coef_arr, self._yhist, x, pred)
         return x, pred
 
@@ -196,17 +210,21 @@ class StreamingProtocol:
         """Predict y_t, suffer ||yhat_t - y_t||^2, take the OGD step, store u_t and y_t."""
         lds, taps_rev, decays, C, D, tail, m0 = self._route()
         lr, code = self._lr_code
-        loss = stream_step(lds, taps_rev, decays, C, D, tail, m0, self._w, self._buf,
-                           self._pos, self.coef_, self._coef_arr, self._yhist, u_t, y_t,
-                           self._learns, lr, code, self.n_updates_, self._peak, self._gain,
-                           self._r, self._x, self._pred, self._err)
+        # this step's predict_one left x_t and yhat_t in self._x, self._pred (the same M)
+        fresh = self._fresh == (self.n_updates_, id(self.coef_))
+        self._fresh = None
+        loss, sq = _compiled()[1](
+            lds, taps_rev, decays, C, D, tail, m0, self._w, self._buf, self._pos, self.coef_,
+            self._coef_arr, self._yhist, u_t, y_t, self._learns, lr, code, self.n_updates_,
+            self._peak, self._gain, self._r, self._x, self._pred, self._err, fresh)
         if not np.isfinite(loss):
             raise LearnerDivergedError(self.n_updates_, type(self).__name__,
                                        huge_stream_cause(self.n_updates_,
                                                          **{"u's features": self._x,
                                                             "y": y_t}))
         self._pos = (self._pos + 1) % self._taps.shape[0]
-        self._peak = max(self._peak, float(u_t @ u_t))
+        if sq > self._peak:
+            self._peak = sq
         self.n_updates_ += 1
 
     def predict_one(self, x):
@@ -236,7 +254,13 @@ class StreamingProtocol:
             self._check_featureless(x)
         elif codec_x.fast_encode(x) is None:
             codec_x.encode(x, register=False)
-        return codec_y.decode(self._predict_now()[1])
+        if type(self)._predict_now is not StreamingProtocol._predict_now:
+            return codec_y.decode(self._predict_now()[1])
+        lds, taps_rev, decays, C, D, _, m0 = self._route()
+        _compiled()[0](lds, taps_rev, decays, C, D, m0, self._w, self._buf, self._pos,
+                       self.coef_, self._coef_arr, self._yhist, self._x, self._pred)
+        self._fresh = (self.n_updates_, id(self.coef_))  # learn_one of this step reuses them
+        return codec_y.decode(self._pred)
 
     def _check_featureless(self, x) -> None:
         if not (isinstance(x, Mapping) and not x):

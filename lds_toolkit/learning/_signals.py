@@ -39,6 +39,7 @@ from .._validation import as_float_array
 
 KINDS = ("scalar", "array", "dict")
 _INT_EXACT = 2**53  # ints up to this convert to float64 exactly (the fast path's range)
+_FAST_TYPES = frozenset((float, int))  # bool is not int here: the general path reads it
 
 
 def canonical_order(keys) -> list:
@@ -125,15 +126,24 @@ class SignalCodec:
             keys = self.keys
             if type(value) is not dict or len(value) != len(keys):
                 return None
-            out = []
-            for k in keys:
-                v = value.get(k, None)
-                tv = type(v)
-                if not ((tv is float and math.isfinite(v))
-                        or (tv is int and -_INT_EXACT <= v <= _INT_EXACT)):
-                    return None
-                out.append(v)
-            return np.array(out, dtype=np.float64)
+            try:
+                vals = [value[k] for k in keys]
+            except KeyError:  # another key in place of a known one
+                return None
+            if not _FAST_TYPES.issuperset(map(type, vals)):
+                return None
+            total = sum(vals)
+            if total - total != 0:  # a NaN or an infinity (or an overflowing sum)
+                return None
+            try:
+                return np.array(vals, dtype=np.float64)
+            except OverflowError:  # an int beyond float64
+                return None
+        if kind == "array":
+            if (type(value) is np.ndarray and value.dtype == np.float64
+                    and value.shape == (self.dim,) and np.isfinite(value).all()):
+                return value
+            return None
         if kind == "scalar":
             tv = type(value)
             if (tv is float and math.isfinite(value)) or (

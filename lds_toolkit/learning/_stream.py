@@ -141,17 +141,19 @@ def stream_predict(lds, taps_rev, decays, C, D, m0, w, buf, pos, M, coefs, yhist
 @njit(cache=True)
 def stream_step(lds, taps_rev, decays, C, D, tail, m0, w, buf, pos, M, coefs, yhist,
                 u_t, y_t, learns, lr, schedule, t, peak, gain, radius, x, pred,
-                err):  # pragma: no cover - compiled
+                err, fresh):  # pragma: no cover - compiled
     """One step of the online protocol at time t (``t`` updates made so far), in place.
 
-    Predicts y_t (:func:`stream_predict`), suffers loss = ||yhat_t - y_t||^2 and, when it is
+    Predicts y_t (:func:`stream_predict`; ``fresh``: ``x`` and ``pred`` hold it already,
+    from this step's ``predict_one``), suffers loss = ||yhat_t - y_t||^2 and, when it is
     finite, takes the OGD step with eta_{t+1} (``schedule`` 0: lr, 1: lr / sqrt(t+1),
     2: lr / (sqrt(t+1) gain peak), none while gain peak = 0), projects each M_i on the
     Frobenius ball of ``radius``, advances the bank's state (module docstring) and stores
-    u_t (ring buffer position ``pos``) and y_t.  Returns the loss; a non-finite loss changes
-    nothing.
+    u_t (ring buffer position ``pos``) and y_t.  Returns ``(loss, ||u_t||^2)``; a non-finite
+    loss changes nothing.
     """
-    stream_predict(lds, taps_rev, decays, C, D, m0, w, buf, pos, M, coefs, yhist, x, pred)
+    if not fresh:
+        stream_predict(lds, taps_rev, decays, C, D, m0, w, buf, pos, M, coefs, yhist, x, pred)
     m, d_out, d = M.shape
     loss = 0.0
     for o in range(d_out):
@@ -159,7 +161,7 @@ def stream_step(lds, taps_rev, decays, C, D, tail, m0, w, buf, pos, M, coefs, yh
         err[o] = e
         loss += e * e
     if not np.isfinite(loss):
-        return loss
+        return loss, 0.0
     if learns and m > 0:
         if schedule == 0:
             eta = lr
@@ -191,15 +193,17 @@ def stream_step(lds, taps_rev, decays, C, D, tail, m0, w, buf, pos, M, coefs, yh
             tk = tail[k]
             for a in range(d):
                 w[k, a] = ak * w[k, a] + buf[lagged, a] - tk * buf[pos, a]
+    sq = 0.0
     for a in range(d):  # store u_t twice: the window buf[pos + 1 : pos + 1 + L] stays contiguous
         buf[pos, a] = u_t[a]
         buf[pos + L, a] = u_t[a]
+        sq += u_t[a] * u_t[a]
     for j in range(yhist.shape[0] - 1, 0, -1):
         for o in range(d_out):
             yhist[j, o] = yhist[j - 1, o]
     for o in range(d_out):
         yhist[0, o] = y_t[o]
-    return loss
+    return loss, sq
 
 
 @njit(cache=True)
