@@ -21,7 +21,10 @@
 Prints the machine and its load; ``--json PATH`` writes every number (the committed run is
 ``docs/results/cpu-evidence/streaming.json``, quoted by ``docs/learning/streaming.md``).
 Run: ``python benchmarks/streaming.py [--quick] [--json PATH]`` (a few minutes; ``--quick``:
-t up to 10^4, fewer tolerances).
+t up to 10^4, fewer tolerances); ``--plot JSON PNG`` draws the page's figure from a run;
+``--compare-runs EXACT LDS --json PATH`` judges the claims of two ``lds-toolkit reproduce``
+output roots (``--set filters=exact`` and ``--set filters=lds``) and compares their numbers
+(the committed comparison is ``docs/results/cpu-evidence/streaming_filters_lds_quick.json``).
 """
 
 from __future__ import annotations
@@ -247,11 +250,119 @@ def real_streams() -> dict:
     return out
 
 
+def _numbers(node, prefix=""):
+    """Every finite number of a summary, by its path."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k != "config":
+                yield from _numbers(v, f"{prefix}{k}/")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _numbers(v, f"{prefix}{i}/")
+    elif isinstance(node, (int, float)) and not isinstance(node, bool) and np.isfinite(node):
+        yield prefix.rstrip("/"), float(node)
+
+
+def compare_runs(exact_root: Path, lds_root: Path) -> dict:
+    """Each experiment's claims judged on the run with ``filters=exact`` and the run with
+    ``--set filters=lds`` (the report marks an overridden run's verdicts "modified config";
+    here both are judged as the claims read them), and the largest relative difference of
+    the summaries' numbers."""
+    from lds_toolkit.experiments.base import get_experiment
+    from lds_toolkit.experiments.claims import evaluate_claim
+
+    out: dict = {}
+    for summary_a in sorted(exact_root.glob("*/summary.json")):
+        name = summary_a.parent.name
+        a = json.loads(summary_a.read_text())
+        b = json.loads((lds_root / name / "summary.json").read_text())
+        claims = {}
+        for claim in get_experiment(name).claims:
+            ra, rb = evaluate_claim(claim, a), evaluate_claim(claim, b)
+            claims[claim.id] = {"exact": ra.verdict, "lds": rb.verdict,
+                                "expected_at_quick": ra.expected}
+        na, nb = dict(_numbers(a)), dict(_numbers(b))
+        diffs = {k: abs(nb[k] - v) / max(abs(v), abs(nb[k])) for k, v in na.items()
+                 if k in nb and max(abs(v), abs(nb[k])) > 0}
+        worst = max(diffs, key=diffs.get)
+        changed = [c for c, v in claims.items() if v["exact"] != v["lds"]]
+        out[name] = {"claims": claims, "verdicts_changed": len(changed),
+                     "n_claims": len(claims), "n_numbers": len(diffs),
+                     "largest_relative_difference": diffs[worst], "largest_at": worst,
+                     "median_relative_difference": float(np.median(list(diffs.values())))}
+        print(f"  {name}: {len(claims)} claims, {len(changed)} verdicts changed "
+              f"{changed or ''}; largest relative difference {diffs[worst]:.2g} at {worst}")
+    return out
+
+
+def plot(results: dict, path: Path) -> None:
+    """Three panels from a run's JSON: per-step time against t, error against state
+    dimension, and the filters beside their LDS impulse responses (recomputed: tol 1e-6)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lds_toolkit.learning import spectral_filters
+    from lds_toolkit.systems import simulate
+
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
+    steps = results["per_step_s"]
+    for name in ("exact", "lds", "river LinearRegression", "river SNARIMAX(1,1,1)"):
+        ts = sorted(steps[name], key=int)
+        ax[0].loglog([int(t) for t in ts], [1e6 * steps[name][t] for t in ts], "o-",
+                     label=f"SpectralFiltering ({name})" if name in ("exact", "lds") else name)
+    ax[0].set(xlabel="t (steps seen)", ylabel="µs per predict_one + learn_one",
+              title="per-step time, 6 features, T = 2^14, k = 24")
+    ax[0].legend(fontsize=8)
+    for kind, marker in (("H", "o-"), ("N", "s--")):
+        rows = results["error_vs_states"][kind]
+        ax[1].semilogy([r["states"] for r in rows], [r["max_error"] for r in rows], marker,
+                       label=f"{kind}_T, worst of 24 filters")
+    ax[1].set(xlabel="states of the LDS", ylabel="relative L2 error per filter",
+              title="filters_as_lds(2^14, 24): error against state dimension")
+    ax[1].legend(fontsize=8)
+    T = 2**14
+    phi = spectral_filters(T, 24, "H")[1]
+    lds = filters_as_lds(T, 24, "H", tol=1e-6)
+    impulse = np.zeros(T)
+    impulse[0] = 1.0
+    h = simulate(lds, impulse).y
+    j = np.arange(T)
+    for i, color in zip((0, 5, 23), ("C0", "C1", "C2")):
+        ax[2].semilogx(j + 1, phi[:, i], color=color, lw=3, alpha=0.35,
+                       label=f"phi_{i + 1} (eigenvector)")
+        ax[2].semilogx(j + 1, h[:, i], color=color, lw=1, ls="--",
+                       label=f"LDS impulse response, output {i + 1}")
+    ax[2].set(xlabel="tap j + 1", ylabel="value",
+              title=f"filters and their LDS ({lds.fit_report.n_states} states, tol 1e-6)")
+    ax[2].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="t up to 10^4, fewer tolerances")
     p.add_argument("--json", type=Path, help="write the results here")
+    p.add_argument("--plot", type=Path, nargs=2, metavar=("JSON", "PNG"),
+                   help="only draw the figure of a run's JSON")
+    p.add_argument("--compare-runs", type=Path, nargs=2, metavar=("EXACT", "LDS"),
+                   help="only compare two output roots of `lds-toolkit reproduce` (the "
+                        "same experiments with --set filters=exact and filters=lds)")
     args = p.parse_args(argv)
+    if args.compare_runs:
+        print(f"load average (1, 5, 15 min): {_load()}")
+        res = {"date": time.strftime("%Y-%m-%d"),
+               "experiments": compare_runs(*args.compare_runs)}
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1) + "\n")
+            print(f"wrote {args.json}")
+        return 0
+    if args.plot:
+        plot(json.loads(args.plot[0].read_text()), args.plot[1])
+        return 0
     machine, load_start = _machine(), _load()
     print(f"machine: {machine}\nload average at start (1, 5, 15 min): {load_start}")
     checkpoints = [100, 1000, 10_000] + ([] if args.quick else [100_000])
