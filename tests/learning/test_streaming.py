@@ -232,3 +232,21 @@ def test_auto_streams_through_the_lds_where_it_pays_and_batches_exactly():
     assert 2 * bank.cost(1) <= 2**14 * 24
     with pytest.raises(ValueError, match=r"filters must be one of .*got 'fast'"):
         SpectralFiltering(filters="fast").reset(1, 1)
+
+
+def test_best_in_hindsight_takes_the_route_of_its_template():
+    """BestInHindsight builds its class's features through the template's route: with an
+    lds template its fixed predictor's predictions are the exact template's within 1e-6."""
+    import warnings
+
+    from lds_toolkit.learning import BestInHindsight, FilterPrecisionWarning
+
+    warnings.simplefilter("ignore", FilterPrecisionWarning)
+    rng = np.random.default_rng(2)
+    u = rng.standard_normal((800, 1))
+    y = np.cumsum(u[:, 0]) * 0.1 + 0.01 * rng.standard_normal(800)
+    exact = BestInHindsight(SpectralFiltering(filters="exact"), radius=10.0)
+    lds = BestInHindsight(SpectralFiltering(filters="lds"), radius=10.0)
+    pe, pl = exact.fit_predict(u, y), lds.fit_predict(u, y)
+    assert _rel_rms(pl, pe) <= 1e-6 and _rel_rms(pl - y[:, None], pe - y[:, None]) <= 1e-6
+    assert lds._class()._batch_bank() is not None and exact._class()._batch_bank() is None
