@@ -58,17 +58,22 @@ def lds_bank(T: int, k: int, kind: str, delays: int, L: int, precision: str,
     from .filters import FilterPrecisionWarning, spectral_filters
     from .filters_lds import filters_as_lds
 
-    lds = filters_as_lds(T, k, kind, tol=tol)
+    with warnings.catch_warnings():  # the learner's own _setup warns about these filters
+        warnings.simplefilter("ignore", FilterPrecisionWarning)
+        try:
+            lds = filters_as_lds(T, k, kind, tol=tol)
+        except ValueError as exc:
+            raise ValueError(f"filters='lds': {exc} (the learners ask for tol={tol:g}); use "
+                             "filters='exact', or 'auto', which streams exactly where no "
+                             "realization reaches it") from None
+        sigma, phi = spectral_filters(T, k, kind, precision=precision)
     decays = np.diag(lds.A).copy()
     C = lds.C * lds.B[:, 0][None, :]
     D = lds.D[:, 0].copy()
-    with warnings.catch_warnings():  # the learner's own _setup warns about these filters
-        warnings.simplefilter("ignore", FilterPrecisionWarning)
-        sigma, phi = spectral_filters(T, k, kind, precision=precision)
     if precision != "double":
         C, D, err = _refit(decays, phi)
         if err.max() > tol:
-            raise ValueError(f"the LDS of the {kind}_T filters (T={T}, k={k}, "
+            raise ValueError(f"filters='lds': the LDS of the {kind}_T filters (T={T}, k={k}, "
                              f"{decays.size} states) refit on the {precision}-precision "
                              f"filters reaches {err.max():.2g}, above tol={tol:g}")
     scale = np.sqrt(np.sqrt(np.abs(sigma)))

@@ -250,3 +250,16 @@ def test_best_in_hindsight_takes_the_route_of_its_template():
     pe, pl = exact.fit_predict(u, y), lds.fit_predict(u, y)
     assert _rel_rms(pl, pe) <= 1e-6 and _rel_rms(pl - y[:, None], pe - y[:, None]) <= 1e-6
     assert lds._class()._batch_bank() is not None and exact._class()._batch_bank() is None
+
+
+def test_lds_says_what_to_do_when_no_realization_reaches_the_tolerance():
+    import warnings
+
+    from lds_toolkit.learning import FilterPrecisionWarning
+
+    warnings.simplefilter("ignore", FilterPrecisionWarning)
+    learner = SpectralFiltering(horizon=64, k=64, filters="lds")  # 64 filters, most round-off
+    with pytest.raises(ValueError, match=r"filters='lds': filters_as_lds\(T=64, k=64, "
+                                         r"kind='H'\): no sum .* use filters='exact', or "
+                                         r"'auto'"):
+        learner.fit_predict(np.ones(5), np.ones(5))
