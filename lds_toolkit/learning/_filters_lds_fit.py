@@ -18,7 +18,7 @@ to a relative L2 error per filter of at most ``tol``. Steps:
    rows are a subspace embedding, which changes a least-squares residual by that factor
    only, not by an additive error. At T = 2^20 the 2^20 taps become about 1900 rows. Every
    returned fit is checked on all T taps (:func:`exact_errors`).
-2. **Dictionary.** n0 log-spaced decays alpha = e^{-s}, s from 0.3 / T to 3, columns
+2. **Dictionary.** n0 log-spaced decays alpha = e^{-s}, s from 0.3 / T to 30, columns
    normalised, least squares (``lstsq``, rcond 1e-16, float64); n0 grows (64, 96, 128, ...)
    until the worst filter error is below ``tol / 10``.
 3. **Greedy pruning.** With the QR factorisation [E Y] = Q [R_E R_Y] every least-squares fit on
@@ -40,7 +40,7 @@ __all__ = ["sample_rows", "fit_exponentials", "exact_errors", "FitFailed"]
 _HEAD = 1024       # taps kept row by row
 _PER = 128         # grid points per unit of log(j) beyond the head
 _S_LOW = 0.3       # smallest decay rate s = _S_LOW / T
-_S_HIGH = 3.0      # largest decay rate (alpha = e^{-3} ≈ 0.05)
+_S_HIGH = 30.0      # largest decay rate (alpha = e^{-30} ≈ 1e-13: the first taps)
 _DICT_SIZES = (64, 96, 128, 160, 192, 256)
 _DICT_MARGIN = 0.1  # the dictionary must reach tol * this before pruning
 _PRUNE_MARGINS = (0.5, 0.25, 0.1)

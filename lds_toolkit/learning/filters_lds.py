@@ -191,7 +191,7 @@ def filters_as_lds(T: int, k: int, kind: str = "H", *, branch: str = "positive",
     with A = -diag(alpha), C -> -C; ``"both"`` stacks the two (2n states, 2k outputs).
 
     Construction (:mod:`lds_toolkit.learning._filters_lds_fit`): least squares on n0
-    log-spaced decays alpha = e^{-s}, s in [0.3/T, 3], over a row-compressed copy of the T
+    log-spaced decays alpha = e^{-s}, s in [0.3/T, 30], over a row-compressed copy of the T
     taps (every tap below 1024, then a grid growing like j/128 with trapezoid weights); n0
     grows until the worst filter is below tol/10; greedy backward elimination of the decay
     whose removal raises the worst filter error least (closed-form downdates on the QR
