@@ -24,10 +24,20 @@ to a relative L2 error per filter of at most ``tol``. Steps:
 3. **Greedy pruning.** With the QR factorisation [E Y] = Q [R_E R_Y] every least-squares fit on
    a subset S of the columns is an (n x |S|) problem on R_E, R_Y. Removing column i from the
    fit on S raises filter l's squared residual by c_il^2 / (G_S^{-1})_ii (G_S the Gram
-   matrix of S); the column whose removal leaves the smallest worst-filter error goes, until
-   the next removal would pass the target.
-4. **Check.** The pruned fit is evaluated on all T taps; when its worst error passes ``tol``
-   (the rows of step 1 are an approximation) pruning is redone with a tighter target.
+   matrix of S); the column whose removal leaves the smallest worst-filter error goes, one
+   after the other, recording the path of node sets, until the worst error passes
+   ``tol * 1e4``.
+4. **Optimised nodes.** For a node set the log-rates theta (s = e^theta) are optimised by
+   variable projection: min_theta ||(I - P_E(theta)) Y||_F^2 (the coefficients eliminated by
+   least squares), Levenberg-Marquardt with Kaufman's Jacobian, column i
+   -(I - P)(dE_i/dtheta_i) c_i^T, so that J^T J = (C C^T) ⊙ (D~^T D~) and
+   (J^T r)_i = -d~_i^T R c_i with D~ = (I - P) dE/dtheta (25 iterations at most;
+   neighbouring rates kept a log-ratio 0.1 apart). The fewest nodes are found by bisection
+   over the sizes of the greedy path: the largest size whose greedy fit already meets
+   ``tol / 2`` is the upper end, a size passes when its optimised fit meets ``tol / 2``.
+5. **Check.** The fit is evaluated on all T taps (:func:`exact_errors`); when its worst
+   error passes ``tol`` (the rows of step 1 are an approximation) steps 4-5 are redone with
+   the targets tol / 4, then tol / 10.
 """
 
 from __future__ import annotations
