@@ -182,9 +182,10 @@ def targets(T: int, k: int, kind: str, out: dict) -> None:
         lds = filters_as_lds(T, k, kind, cache=False)
         seconds = time.perf_counter() - t0
     rep = lds.fit_report
-    out.setdefault(kind, {})[str(T)] = {"T": T, "k": k, "kind": kind, "n_states_per_branch": rep.n_states,
-                          "worst": rep.max_error, "median": float(np.median(rep.errors)),
-                          "seconds": seconds, "filters_seconds": t_filters}
+    out.setdefault(kind, {})[str(T)] = {
+        "T": T, "k": k, "kind": kind, "n_states_per_branch": rep.n_states,
+        "worst": rep.max_error, "median": float(np.median(rep.errors)),
+        "seconds": seconds, "filters_seconds": t_filters}
     print(f"T={T:>7} k={k} {kind}  ours: {rep.n_states} states per branch, worst "
           f"{rep.max_error:.2e}, median {np.median(rep.errors):.2e}, {seconds:.2f} s "
           f"(filters {t_filters:.2f} s)", flush=True)
