@@ -102,7 +102,7 @@ def _removal_worst(RE: np.ndarray, RY: np.ndarray, floor2: np.ndarray) -> np.nda
 def _reduced(E: np.ndarray, Y: np.ndarray):
     """(R_E, R_Y, floor^2) of the QR factorisation [E Y] = Q [R_E R_Y] (+ orthogonal rest)."""
     n = E.shape[1]
-    R = np.linalg.qr(np.hstack([E, Y]), mode="r")
+    R = np.asarray(np.linalg.qr(np.hstack([E, Y]), mode="r"))  # mode "r": R alone
     RE, RY = R[:, :n], R[:, n:]
     return RE, RY, np.maximum(np.sum(Y * Y, axis=0) - np.sum(RY * RY, axis=0), 0.0)
 
@@ -206,13 +206,11 @@ def fit_exponentials(phi: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarra
     norms = np.linalg.norm(phi, axis=0)
     Y = phi[1:][rows] * sqrt_w[:, None] / norms
     best = (np.inf, 0)
-    E = s = scale = None
     for n0 in _DICT_SIZES:
         n0 = min(n0, L)
         s = np.geomspace(_S_LOW / T, _S_HIGH, n0)
         E = _basis(rows, s, sqrt_w)
-        scale = np.linalg.norm(E, axis=0)
-        E /= scale
+        E /= np.linalg.norm(E, axis=0)
         c, *_ = np.linalg.lstsq(E, Y, rcond=1e-16)
         worst = float(np.linalg.norm(Y - E @ c, axis=0).max())
         best = min(best, (worst, n0))
