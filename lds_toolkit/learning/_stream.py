@@ -85,9 +85,6 @@ class DiagonalBank:
         """Multiply-adds of one step's features and state, per input column (the O(n m d))."""
         return (self.n * (self.m - self.m0 + 2) + self.m0) * d
 
-    def nbytes(self) -> int:
-        return int(self.decays.nbytes + self.C.nbytes + self.D.nbytes + self.tail.nbytes)
-
 
 @njit(cache=True)
 def stream_features(lds, taps_rev, decays, C, D, m0, w, buf, pos, out):  # pragma: no cover
