@@ -23,6 +23,7 @@ batch numbers then agree to the realization's tolerance, not to round-off.
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -49,12 +50,34 @@ def _refit(decays: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return coef.T, phi[0].copy(), err
 
 
+_MEMO: OrderedDict = OrderedDict()  # (T, k, kind, delays, L, precision, tol) -> bank or error
+_MEMO_SIZE = 32
+
+
 def lds_bank(T: int, k: int, kind: str, delays: int, L: int, precision: str,
              tol: float = LDS_TOL) -> DiagonalBank:
     """The bank of a learner's filters (top k of ``kind`` at length T, scaled by
-    sigma^{1/4}) behind ``delays`` pure delays, windowed to context L.
+    sigma^{1/4}) behind ``delays`` pure delays, windowed to context L; the same object for
+    the same arguments (the last few kept in memory, failures included: a learner's copies
+    and a step-size search share one build).
 
     Raises ValueError when no realization reaches ``tol`` (naming what it reached)."""
+    key = (T, k, kind, delays, L, precision, tol)
+    if key not in _MEMO:
+        try:
+            _MEMO[key] = _build_bank(T, k, kind, delays, L, precision, tol)
+        except ValueError as exc:
+            _MEMO[key] = exc
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    _MEMO.move_to_end(key)
+    found = _MEMO[key]
+    if isinstance(found, ValueError):
+        raise ValueError(str(found))
+    return found
+
+
+def _build_bank(T, k, kind, delays, L, precision, tol) -> DiagonalBank:
     from .filters import FilterPrecisionWarning, spectral_filters
     from .filters_lds import filters_as_lds
 
