@@ -190,3 +190,21 @@ def test_to_lds_arguments():
         layer.initial_state(1, mode="fast")
     with pytest.raises(TypeError, match="STULDSState or STUState"):
         layer.step(torch.zeros(1, D, dtype=torch.float64), (1, 2))
+
+
+def test_float32_layer_steps_in_float64_state():
+    """A float32 layer: the state is float64 (the exponential sums' coefficients cancel), the
+    output float32, and the steps follow the float32 forward to float32 accuracy."""
+    layer = STU(2, 64, 8, form="tensordot", seed=0)
+    x = torch.randn(1, 64, 2, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        y = layer(x)
+        state = layer.initial_state(1)
+        assert all(t.dtype == torch.float64 for t in state)
+        ys = []
+        for t in range(64):
+            y_t, state = layer.step(x[:, t], state)
+            ys.append(y_t)
+    out = torch.stack(ys, 1)
+    assert out.dtype == torch.float32
+    assert _rel(out.numpy(), y.numpy()) <= 1e-5
