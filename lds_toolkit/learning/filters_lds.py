@@ -39,7 +39,7 @@ from .filters import cache_dir, spectral_filters
 
 __all__ = ["filters_as_lds", "FiltersLDSReport"]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: optimised nodes (version 1 files hold the greedy-only fits)
 _BRANCHES = ("positive", "negative", "both")
 _MAX_STATES = 256  # the largest dictionary of the fit: a cache file with more is foreign
 
