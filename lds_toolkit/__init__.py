@@ -28,6 +28,7 @@ from .learning import (
     SpectralFiltering,
     SpectralFilteringAR2,
     asymmetric_regret,
+    filters_as_lds,
     spectral_filters,
 )
 from .systems import (
@@ -84,6 +85,7 @@ __all__ = [
     "simulate",
     "simulate_continuous",
     "simulate_etc",
+    "filters_as_lds",
     "spectral_filters",
     "verify",
 ]

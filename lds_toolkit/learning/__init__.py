@@ -3,6 +3,8 @@
 Paper: *Provable length generalization in sequence prediction via spectral filtering*.
 
 * :mod:`~lds_toolkit.learning.filters` — the spectral filters of H_T and N_T (eqs. 3, 5);
+* :mod:`~lds_toolkit.learning.filters_lds` — the same filters as the impulse response of a
+  small diagonal LDS (:func:`filters_as_lds`);
 * :mod:`~lds_toolkit.learning.learners` — Algorithms 1 and 2 and the baselines, their
   equations and time-index convention; ``_online`` holds their shared streaming and batch
   machinery, ``_signals`` the reading of river's values (dicts by name);
@@ -20,6 +22,7 @@ from .filters import (
     filter_matrix,
     spectral_filters,
 )
+from .filters_lds import FiltersLDSReport, filters_as_lds
 from .learners import (
     BestInHindsight,
     LastValue,
@@ -33,6 +36,8 @@ from .regret import RegretCurve, asymmetric_regret, cumulative_loss, loglog_slop
 
 __all__ = [
     "spectral_filters",
+    "filters_as_lds",
+    "FiltersLDSReport",
     "filter_matrix",
     "eigenvector_error_bound",
     "cache_dir",
