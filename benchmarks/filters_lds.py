@@ -161,7 +161,7 @@ def compare(T: int, k: int, kind: str, seed: int, out: dict) -> None:
                   "spectralds": [{"n_states": m, "worst": w, "median": md}
                                  for m, (w, md) in sorted(path.items())]},
     }
-    out[f"{kind}/{T}"] = row
+    out.setdefault(kind, {})[str(T)] = row  # quoted as comparison/KIND/T/...
     print(f"T={T:>7} k={k} {kind}  n={n:>3}  ours: worst {row['ours']['worst']:.2e} "
           f"median {row['ours']['median']:.2e} {t_ours:6.2f} s | SpectraLDS OMP: worst "
           f"{row['spectralds']['worst']:.2e} median {row['spectralds']['median']:.2e} "
@@ -182,9 +182,10 @@ def targets(T: int, k: int, kind: str, out: dict) -> None:
         lds = filters_as_lds(T, k, kind, cache=False)
         seconds = time.perf_counter() - t0
     rep = lds.fit_report
-    out[f"{kind}/{T}"] = {"T": T, "k": k, "kind": kind, "n_states_per_branch": rep.n_states,
-                          "worst": rep.max_error, "median": float(np.median(rep.errors)),
-                          "seconds": seconds, "filters_seconds": t_filters}
+    out.setdefault(kind, {})[str(T)] = {
+        "T": T, "k": k, "kind": kind, "n_states_per_branch": rep.n_states,
+        "worst": rep.max_error, "median": float(np.median(rep.errors)),
+        "seconds": seconds, "filters_seconds": t_filters}
     print(f"T={T:>7} k={k} {kind}  ours: {rep.n_states} states per branch, worst "
           f"{rep.max_error:.2e}, median {np.median(rep.errors):.2e}, {seconds:.2f} s "
           f"(filters {t_filters:.2f} s)", flush=True)
@@ -209,8 +210,8 @@ def figure(T: int, k: int, path: Path) -> None:
                      label=f"|h - phi_{i + 1}|")
     axes[0].set_xscale("log")
     axes[0].set_ylabel("tap value")
-    axes[0].set_title(f"H_T filters (thick) and the impulse response of filters_as_lds "
-                      f"(dashed), T = {T}, {lds.n_states} states")
+    axes[0].set_title(f"H_T filters (thick), filters_as_lds impulse response (dashed): "
+                      f"T = {T}, {lds.n_states} states", fontsize=10)
     axes[0].legend(fontsize=8, ncol=4)
     axes[1].set_yscale("log")
     axes[1].set_xlabel("tap t (log scale)")

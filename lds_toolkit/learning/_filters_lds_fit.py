@@ -24,10 +24,20 @@ to a relative L2 error per filter of at most ``tol``. Steps:
 3. **Greedy pruning.** With the QR factorisation [E Y] = Q [R_E R_Y] every least-squares fit on
    a subset S of the columns is an (n x |S|) problem on R_E, R_Y. Removing column i from the
    fit on S raises filter l's squared residual by c_il^2 / (G_S^{-1})_ii (G_S the Gram
-   matrix of S); the column whose removal leaves the smallest worst-filter error goes, until
-   the next removal would pass the target.
-4. **Check.** The pruned fit is evaluated on all T taps; when its worst error passes ``tol``
-   (the rows of step 1 are an approximation) pruning is redone with a tighter target.
+   matrix of S); the column whose removal leaves the smallest worst-filter error goes, one
+   after the other, recording the path of node sets, until the worst error passes
+   ``tol * 1e4``.
+4. **Optimised nodes.** For a node set the log-rates theta (s = e^theta) are optimised by
+   variable projection: min_theta ||(I - P_E(theta)) Y||_F^2 (the coefficients eliminated by
+   least squares), Levenberg-Marquardt with Kaufman's Jacobian, column i
+   -(I - P)(dE_i/dtheta_i) c_i^T, so that J^T J = (C C^T) ⊙ (D~^T D~) and
+   (J^T r)_i = -d~_i^T R c_i with D~ = (I - P) dE/dtheta (25 iterations at most;
+   neighbouring rates kept a log-ratio 0.1 apart). The fewest nodes are found by bisection
+   over the sizes of the greedy path: the largest size whose greedy fit already meets
+   ``tol / 2`` is the upper end, a size passes when its optimised fit meets ``tol / 2``.
+5. **Check.** The fit is evaluated on all T taps (:func:`exact_errors`); when its worst
+   error passes ``tol`` (the rows of step 1 are an approximation) steps 4-5 are redone with
+   the targets tol / 4, then tol / 10.
 """
 
 from __future__ import annotations
@@ -45,6 +55,9 @@ _DICT_SIZES = (64, 96, 128, 160, 192, 256)
 _DICT_MARGIN = 0.1  # the dictionary must reach tol * this before pruning
 _PRUNE_MARGINS = (0.5, 0.25, 0.1)
 _CHUNK = 1 << 14
+_LM_ITERATIONS = 25  # Levenberg-Marquardt iterations per optimisation of the nodes
+_PATH_REACH = 1e4    # the greedy path goes on to worst errors of tol * this
+_MIN_GAP = 0.1       # smallest log-ratio of two decay rates kept by the optimisation
 
 
 class FitFailed(Exception):
@@ -76,24 +89,90 @@ def _basis(rows: np.ndarray, s: np.ndarray, sqrt_w: np.ndarray) -> np.ndarray:
     return np.exp(-np.multiply.outer(rows.astype(np.float64), s)) * sqrt_w[:, None]
 
 
-def _prune(E: np.ndarray, Y: np.ndarray, target: float) -> list[int]:
-    """Greedy backward elimination of columns of E (step 3 of the module docstring)."""
+def _removal_worst(RE: np.ndarray, RY: np.ndarray, floor2: np.ndarray) -> np.ndarray:
+    """Worst filter error of the fit without column i, for every i: removing column i raises
+    filter l's squared residual by c_il^2 / (G^{-1})_ii (G = RE^T RE)."""
+    q, Rs = np.linalg.qr(RE)
+    c = sla.solve_triangular(Rs, q.T @ RY)
+    res2 = np.sum((RY - RE @ c) ** 2, axis=0) + floor2
+    z = np.sum(sla.solve_triangular(Rs, np.eye(RE.shape[1])) ** 2, axis=1)
+    return np.sqrt((res2[None, :] + c * c / z[:, None]).max(axis=1))
+
+
+def _reduced(E: np.ndarray, Y: np.ndarray):
+    """(R_E, R_Y, floor^2) of the QR factorisation [E Y] = Q [R_E R_Y] (+ orthogonal rest)."""
     n = E.shape[1]
-    R = np.linalg.qr(np.hstack([E, Y]), mode="r")
+    R = np.asarray(np.linalg.qr(np.hstack([E, Y]), mode="r"))  # mode "r": R alone
     RE, RY = R[:, :n], R[:, n:]
-    floor2 = np.maximum(np.sum(Y * Y, axis=0) - np.sum(RY * RY, axis=0), 0.0)
-    keep = list(range(n))
+    return RE, RY, np.maximum(np.sum(Y * Y, axis=0) - np.sum(RY * RY, axis=0), 0.0)
+
+
+def _prune_path(E: np.ndarray, Y: np.ndarray, stop: float) -> list[tuple[list[int], float]]:
+    """Greedy backward elimination of columns of E (step 3 of the module docstring): the
+    kept columns and the worst filter error after each removal, until it passes ``stop``."""
+    RE, RY, floor2 = _reduced(E, Y)
+    keep = list(range(E.shape[1]))
+    path = []
     while len(keep) > 1:
-        q, Rs = np.linalg.qr(RE[:, keep])
-        c = sla.solve_triangular(Rs, q.T @ RY)
-        res2 = np.sum((RY - RE[:, keep] @ c) ** 2, axis=0) + floor2
-        z = np.sum(sla.solve_triangular(Rs, np.eye(len(keep))) ** 2, axis=1)
-        worst = np.sqrt((res2[None, :] + c * c / z[:, None]).max(axis=1))
+        worst = _removal_worst(RE[:, keep], RY, floor2)
         i = int(np.argmin(worst))
-        if not worst[i] <= target:
+        if not worst[i] <= stop:
             break
         keep.pop(i)
-    return keep
+        path.append((list(keep), float(worst[i])))
+    return path
+
+
+def _evaluate(theta: np.ndarray, rows: np.ndarray, sqrt_w: np.ndarray, Y: np.ndarray):
+    """Basis E (decays s = e^theta), orthonormal Q of its span, residuals, coefficients."""
+    E = _basis(rows, np.exp(theta), sqrt_w)
+    scale = np.linalg.norm(E, axis=0)
+    Q, R = np.linalg.qr(E / scale)
+    QtY = Q.T @ Y
+    res = Y - Q @ QtY
+    c = sla.solve_triangular(R, QtY) / scale[:, None]
+    return E, Q, res, c
+
+
+def _separated(theta: np.ndarray) -> np.ndarray:
+    """Sorted, with neighbours at least _MIN_GAP apart: two rates merging into one would
+    realise t alpha^t by a difference of huge coefficients (a confluent pair)."""
+    theta = np.sort(theta)
+    for i in range(1, theta.size):
+        theta[i] = max(theta[i], theta[i - 1] + _MIN_GAP)
+    return theta
+
+
+def _optimise(theta, rows, sqrt_w, Y):
+    """Levenberg-Marquardt on the log-rates theta of the variable-projection problem
+    min_theta ||(I - P_E(theta)) Y||_F^2 (step 4 of the module docstring), Kaufman's Jacobian:
+    column i is -(I - P) (dE_i / dtheta_i) c_i^T, so J^T J = (C C^T) ⊙ (D~^T D~) and
+    (J^T r)_i = -d~_i^T R c_i with D~ = (I - P) dE/dtheta. Returns (theta, residuals)."""
+    E, Q, res, c = _evaluate(theta, rows, sqrt_w, Y)
+    f, mu = float(np.sum(res * res)), 1e-3
+    j = rows.astype(np.float64)
+    for _ in range(_LM_ITERATIONS):
+        Dt = -(j[:, None] * np.exp(theta)) * E
+        Dt -= Q @ (Q.T @ Dt)
+        JtJ = (c @ c.T) * (Dt.T @ Dt)
+        Jtr = -np.sum((Dt.T @ res) * c, axis=1)
+        for _ in range(8):
+            try:
+                step = np.linalg.solve(JtJ + mu * np.diag(np.diag(JtJ)), -Jtr)
+            except np.linalg.LinAlgError:
+                mu *= 10.0
+                continue
+            trial = _separated(theta + np.clip(step, -0.5, 0.5))
+            E2, Q2, res2, c2 = _evaluate(trial, rows, sqrt_w, Y)
+            f2 = float(np.sum(res2 * res2))
+            if f2 < f:
+                theta, E, Q, res, c, f = trial, E2, Q2, res2, c2, f2
+                mu = max(mu / 3.0, 1e-9)
+                break
+            mu *= 10.0
+        else:
+            break  # no step lowers the residual: a (local) minimum
+    return theta, res
 
 
 def exact_errors(phi: np.ndarray, alpha: np.ndarray, C: np.ndarray) -> np.ndarray:
@@ -127,13 +206,11 @@ def fit_exponentials(phi: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarra
     norms = np.linalg.norm(phi, axis=0)
     Y = phi[1:][rows] * sqrt_w[:, None] / norms
     best = (np.inf, 0)
-    E = s = scale = None
     for n0 in _DICT_SIZES:
         n0 = min(n0, L)
         s = np.geomspace(_S_LOW / T, _S_HIGH, n0)
         E = _basis(rows, s, sqrt_w)
-        scale = np.linalg.norm(E, axis=0)
-        E /= scale
+        E /= np.linalg.norm(E, axis=0)
         c, *_ = np.linalg.lstsq(E, Y, rcond=1e-16)
         worst = float(np.linalg.norm(Y - E @ c, axis=0).max())
         best = min(best, (worst, n0))
@@ -141,13 +218,36 @@ def fit_exponentials(phi: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarra
             break
     if best[0] > tol:
         raise FitFailed(best[0], best[1])
+    path = _prune_path(E, Y, tol * _PATH_REACH)
     for margin in _PRUNE_MARGINS:
-        keep = _prune(E, Y, tol * margin)
-        c, *_ = np.linalg.lstsq(E[:, keep], Y, rcond=1e-16)
-        alpha = np.exp(-s[keep])
-        C = c / scale[keep][:, None] * norms
+        theta = _smallest(path, s, rows, sqrt_w, Y, tol * margin)
+        if theta is None:  # the dictionary itself is the fit
+            theta = np.log(s)
+        _, _, _, c = _evaluate(theta, rows, sqrt_w, Y)
+        alpha, C = np.exp(-np.exp(theta)), c * norms
         err = exact_errors(phi, alpha, C)
         if err.max() <= tol:
             return alpha, C, err
-        best = min(best, (float(err.max()), len(keep)))
+        best = min(best, (float(err.max()), theta.size))
     raise FitFailed(*best)
+
+
+def _smallest(path, s, rows, sqrt_w, Y, target):
+    """Log-rates of the fewest nodes that reach ``target``: bisection over the sizes of the
+    greedy path, each size's nodes optimised by :func:`_optimise` (step 4 of the module
+    docstring). The largest size whose greedy fit already reaches the target is the upper
+    end (None when no removal does)."""
+    ok = [m for m, (_, worst) in enumerate(path) if worst <= target]
+    if not ok:
+        return None
+    hi = ok[-1]  # path index: larger index, fewer nodes
+    found = _optimise(np.log(s[path[hi][0]]), rows, sqrt_w, Y)[0]
+    lo_bad, hi_ok = len(path), hi  # indices: hi_ok reaches the target, lo_bad (not yet) not
+    while lo_bad - hi_ok > 1:
+        mid = (hi_ok + lo_bad) // 2
+        theta, res = _optimise(np.log(s[path[mid][0]]), rows, sqrt_w, Y)
+        if np.linalg.norm(res, axis=0).max() <= target:
+            hi_ok, found = mid, theta
+        else:
+            lo_bad = mid
+    return found

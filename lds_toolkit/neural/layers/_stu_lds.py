@@ -57,7 +57,16 @@ class STULDSState(NamedTuple):
 
 def filter_bank(layer, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lambda (n_f,), Cf (n_f, K), Df (K,)) of the layer's K scaled filters (module doc),
-    columns in the layer's order (f^+ then f^- for ``branches="both"``)."""
+    columns in the layer's order (f^+ then f^- for ``branches="both"``). Kept on the layer
+    per tol (its filters never change)."""
+    memo = layer.__dict__.setdefault("_filter_bank_memo", {})
+    if tol not in memo:
+        memo[tol] = _filter_bank(layer, tol)
+    return memo[tol]
+
+
+def _filter_bank(layer, tol: float):
+    from lds_toolkit._threads import one_thread
     from lds_toolkit.learning._filters_lds_fit import FitFailed, fit_exponentials
     from lds_toolkit.learning.filters_lds import filters_as_lds
 
@@ -68,14 +77,21 @@ def filter_bank(layer, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     branch = "both" if layer.branches == "both" else "positive"
     if custom:
         try:
-            alpha, C, _ = fit_exponentials(phi, tol)
+            with one_thread():  # small dense factorisations: a second BLAS thread only spins
+                alpha, C, _ = fit_exponentials(phi, tol)
         except FitFailed as exc:
             raise ValueError(f"{name}: the layer's filters are no sum of real exponentials "
                              f"within tol={tol:.3g} (best worst-filter error {exc.best:.3e});"
-                             " pass a larger tol") from None
+                             " pass a larger tol, or initial_state(batch, mode='window') for "
+                             "the exact sliding-window step") from None
         C, D = C * s4, phi[0] * s4
     else:
-        lds = filters_as_lds(T, k, layer.filter_kind, branch="positive", tol=tol)
+        try:
+            lds = filters_as_lds(T, k, layer.filter_kind, branch="positive", tol=tol)
+        except ValueError as exc:  # name the layer's own ways out
+            raise ValueError(f"{name}: {exc} (to_lds(tol=...) / initial_state(batch, "
+                             "tol=...), or initial_state(batch, mode='window') for the exact "
+                             "sliding-window step)") from None
         alpha = np.diag(np.asarray(lds.A)).copy()
         C, D = np.asarray(lds.C).T * s4, np.asarray(lds.D)[:, 0] * s4
     if branch == "positive":
