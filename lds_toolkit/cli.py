@@ -83,8 +83,11 @@ def run_script(names: str | Sequence[str], describe: Callable[[Any], object] | N
         if describe is not None:
             describe(res)
         else:
+            from ._jsonable import finite_json
+
             summary = {k: v for k, v in res.summary.items() if k != "config"}
-            print(json.dumps(summary, indent=1))
+            # strict JSON for whatever reads it (NaN as "nan"), like report's JSON
+            print(json.dumps(finite_json(summary), indent=1, allow_nan=False))
         print(f"{name}: {seconds:.1f} s; figures: {', '.join(str(p) for p in res.figures)}")
         results.append(res)
 
