@@ -127,8 +127,8 @@ def to_text(comparisons: Sequence[Any], dir_a: str, dir_b: str, width: int = 100
         out += wrap("no config, environment or code difference recorded", "", "    ")
     out += wrap(_verdict_counts(comparisons), "", "    ")
     if not full:
-        out += wrap(f"per experiment its {top} largest differences; --all lists every one",
-                    "", "    ")
+        out += wrap(f"per experiment its {top} largest differences beyond round-off (a "
+                    "quantity of every seed counted once); --all lists every one", "", "    ")
     for c in comparisons:
         out.append("")
         if c.problems or c.present != "both":
@@ -143,7 +143,7 @@ def to_text(comparisons: Sequence[Any], dir_a: str, dir_b: str, width: int = 100
             head = f"{c.name}: identical ({len(c.quantities)} quantities){cause}"
         else:
             head = (f"{c.name}: {c.label}, {len(diff)} of {len(c.quantities)} quantities "
-                    f"differ ({n_round} within round-off){cause}")
+                    f"differ, {n_round} within round-off{cause}")
         out += wrap(head, "", "    ")
         out += [line for note in c.notes for line in wrap(note)]
         if full:
@@ -152,11 +152,8 @@ def to_text(comparisons: Sequence[Any], dir_a: str, dir_b: str, width: int = 100
             groups = [g for g in _groups(diff) if not g[0].roundoff][:top]
             for g in groups:
                 more = "" if len(g) == 1 else (
-                    f" (and {len(g) - 1} more seed{'s' if len(g) > 2 else ''})")
+                    f" (+{len(g) - 1} seed{'s' if len(g) > 2 else ''})")
                 out += wrap(_quantity_line(g[0]) + more, "  ", " " * 24)
-            rest = len(diff) - sum(len(g) for g in groups)
-            if rest:
-                out += wrap(f"... {rest} more quantities ({n_round} within round-off): --all")
         unjudged: dict[str, list[str]] = {}  # one line per reason a claim was not judged
         for claim, a, b in c.verdicts:
             expected, why = c.verdict_notes.get(claim, (None, ""))
