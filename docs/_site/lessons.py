@@ -200,11 +200,17 @@ def question_tests(script: Path, names: list[str]) -> list:
     key = load_key(script)
     stem = f"lds_key{script.name[:2]}"
     cells = []
+    import inspect
+
+    checks = __import__(module_name(script), fromlist=["CHECKS"]).CHECKS
     for n in names:
-        public = (f"from lds_toolkit.teaching import {lesson}\n"
-                  f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False)\n"
-                  f"assert result.passed, result.message")
         hidden = key.HIDDEN.get(n, []) if key is not None else []
+        limited = bool(hidden) and "time_limit" in inspect.signature(checks[n]).parameters
+        public = (f"from lds_toolkit.teaching import {lesson}\n"
+                  + (f"import {stem}\n" if limited else "")
+                  + f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False"
+                  + (f", time_limit={stem}.TIME_LIMIT" if limited else "") + ")\n"
+                  "assert result.passed, result.message")
         cells.append(_test_cell(public, 0 if hidden else 1, hidden=False))
         for i, (points, _) in enumerate(hidden):
             cells.append(_test_cell(
