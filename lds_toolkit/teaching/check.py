@@ -258,9 +258,9 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
     text = (f"yours {_fmt(value)}, expected {_fmt(exp)} (difference {err:.3g}, "
             f"{err / abs(exp) if exp else float('inf'):.3g} relative)")
     for label, wrong_value in causes:
-        wrong_value = complex(wrong_value) if isinstance(wrong_value, complex) \
+        other: complex | float = complex(wrong_value) if isinstance(wrong_value, complex) \
             else float(wrong_value)
-        if value == wrong_value or abs(value - wrong_value) <= atol + rtol * abs(wrong_value):
+        if value == other or abs(value - other) <= atol + rtol * abs(other):
             text += f"; likely cause: {label}"
             break
     else:

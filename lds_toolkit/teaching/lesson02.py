@@ -19,6 +19,7 @@ against the continuous system (python-control's ``frequency_response``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -175,8 +176,9 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True,
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "s4_discretize": check_s4_bilinear, "tustin": check_tustin,
+    "tustin_from_s4": check_tustin_from_s4}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -228,3 +228,14 @@ def test_the_public_notebook_the_page_and_student_slides_are_made_from_holds_non
     assert not [w for n, w in lines.items() if n in text]
     assert "(b)" not in text  # a check's output would tell a choice question's answer
     assert any(n in _norm(_notebook_text(nb)) for n in lines)
+
+
+def test_the_public_page_shows_no_solution_and_the_instructor_page_does():
+    lines = solution_lines()
+    script = lessons.lesson_scripts()[0]
+    public, files = lessons.site_files(script, run=False, instructor=False)
+    assert not [w for n, w in lines.items() if n in _norm(public)]
+    assert "Solution" not in public and script.name not in files
+    instructor, _ = lessons.site_files(script, run=False, instructor=True)
+    assert '??? success "Solution"' in instructor
+    assert any(n in _norm(instructor) for n in lines)
