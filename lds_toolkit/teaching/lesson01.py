@@ -185,7 +185,7 @@ def _memory_axes(fig) -> dict[str, Any]:
     sparse_log_ticks(ax2)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.12)
     return {"ax1": ax1, "ax2": ax2, "hi": hi, "lo": lo, "mem": mem_line, "where": where,
-            "regions": regions}
+            "regions": regions, "moving": [hi, lo, mem_line, where, ax1.title, ax2.title]}
 
 
 def pair_impulse_response(modulus: float, angle: float, length: int) -> np.ndarray:

@@ -172,7 +172,8 @@ def _gain_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper right")
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.88, wspace=0.2)
     return {"ax1": ax1, "ax2": ax2, "levels": levels, "traj": traj, "v": v_line,
-            "bound": bound, "t": t}
+            "bound": bound, "t": t,
+            "moving": [*levels, traj, v_line, bound, ax1.title, ax2.title]}
 
 
 @slider("lesson03.gain", title="Feedback gain g: the Lyapunov certificate of A + g B K",

@@ -176,7 +176,8 @@ def _etc_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper left")
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.88, wspace=0.25)
     return {"ax1": ax1, "ax2": ax2, "x1": x1, "x2": x2, "events": events, "orig": orig,
-            "pert": pert, "t": t, "cache": {}}
+            "pert": pert, "t": t, "cache": {},
+            "moving": [x1, x2, events, orig, pert, ax1.title, ax2.title]}
 
 
 @slider("lesson04.etc", title="Event-triggered control (κ) and the NSS replay (ε)",

@@ -264,6 +264,8 @@ def _step_size_axes(fig) -> dict[str, Any]:
     ax2.set_title("cumulative loss; regret = gap to the best fixed M", fontsize=9)
     ax2.legend(fontsize=7, loc="lower right")
     no_minor(ax1, ax2)
+    state["moving"] = [state[f"{what} {key}"] for key in ("projected", "free")
+                       for what in ("loss", "blowup", "cum")] + [ax1.title]
     return state
 
 

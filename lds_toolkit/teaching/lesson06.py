@@ -272,7 +272,8 @@ def _filters_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
     return {"ax1": ax1, "ax2": ax2, "used": used, "rel": rel, "i": i, "short": short,
-            "full": full, "legend": legend, "t": t}
+            "full": full, "legend": legend, "t": t,
+            "moving": [used, short, full, legend, ax1.title, ax2.title]}
 
 
 @slider("lesson06.filters", title="Spectral filtering: number of filters k, context T^q",

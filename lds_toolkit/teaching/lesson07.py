@@ -261,6 +261,8 @@ def _eigenvalue_axes(fig) -> dict[str, Any]:
                   fontsize=9)
     state["legend"] = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
+    state["moving"] = [state["where0"], state["where1"], state["Algorithm 1"],
+                       state["Algorithm 2"], state["legend"]]
     return state
 
 

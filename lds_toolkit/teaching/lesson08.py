@@ -260,7 +260,8 @@ def _rate_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"layer": layer, "T": T, "impulse": impulse, "h_true": h_true, "ax1": ax1,
-            "learned": learned, "response": response, "legend": legend, "lo": lo}
+            "learned": learned, "response": response, "legend": legend, "lo": lo,
+            "moving": [learned, response, legend, ax1.title]}
 
 
 @slider("lesson08.rate", title="The trained S4D layer at another step: modes, certificate",
