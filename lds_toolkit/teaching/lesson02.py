@@ -103,8 +103,19 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True) -> CheckResult:
                  zoh[:n]),
                 ("this is forward Euler (I + Δ A, Δ B), not the bilinear form",
                  np.hstack([np.eye(n) + dt * A, dt * B])),
-                ("Ā = (I + Δ/2 A)(I - Δ/2 A)^{-1} with B̄ = Δ B (inverse applied on the other "
-                 "side of B)", np.hstack([Ab, dt * B]))]
+                ("B̄ = Δ B: the inverse multiplies B too, B̄ = M B Δ with M = (I - Δ/2 A)^{-1}",
+                 np.hstack([Ab, dt * B])),
+                ("the signs of the halves are swapped: yours is Ā^{-1}, the step backwards in "
+                 "time (unstable for a stable A); the inverse is of I - Δ/2 A",
+                 np.hstack([np.linalg.solve(np.eye(n) + dt / 2 * A, np.eye(n) - dt / 2 * A),
+                            np.linalg.solve(np.eye(n) + dt / 2 * A, dt * B)])),
+                ("Δ where the bilinear form has Δ/2: it averages the two ends of the step "
+                 "(the trapezoidal rule), so each end gets half",
+                 np.hstack([np.linalg.solve(np.eye(n) - dt * A, np.eye(n) + dt * A),
+                            np.linalg.solve(np.eye(n) - dt * A, dt * B)])),
+                ("this is backward Euler ((I - Δ A)^{-1}, (I - Δ A)^{-1} Δ B), not the bilinear "
+                 "form", np.hstack([np.linalg.inv(np.eye(n) - dt * A),
+                                    np.linalg.solve(np.eye(n) - dt * A, dt * B)]))]
 
     return check_function("S4 bilinear (Ā, B̄)", None if s4_discretize is None
                           or s4_discretize is Ellipsis else student, stacked, _cases(),
@@ -137,7 +148,13 @@ def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
                  np.block([[Ad, Bd], [C, D]])),
                 ("D_d misses the term C M B Δ/2", np.block([[Ad, Bd], [Cd, D]])),
                 ("D_d = D + C M B Δ (the factor is Δ/2)",
-                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]]))]
+                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]])),
+                ("C_d = C Ā: the output map is C M with M = (I - Δ/2 A)^{-1}, not C Ā",
+                 np.block([[Ad, Bd], [C @ Ad, Dd]])),
+                ("M is in D_d too: D_d = D + C M B Δ/2, not D + C B Δ/2",
+                 np.block([[Ad, Bd], [Cd, D + C @ B * dt / 2]])),
+                ("C is unchanged: Tustin's output map changes too, C_d = C M",
+                 np.block([[Ad, Bd], [C, Dd]]))]
 
     return check_function("Tustin (A_d, B_d, C_d, D_d)", None if tustin is None
                           or tustin is Ellipsis else student, block, cases,
@@ -165,7 +182,12 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult
                  0.5 * (y_s4 + np.concatenate([y_s4[1:], np.zeros((1, 1))]))),
                 ("the S4 output delayed by one step, without the average", lag),
                 ("y_{-1} must be 0 (the system starts at rest), not y_0",
-                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]])))])
+                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]]))),
+                ("np.roll wraps the last output round to k = 0; y_{-1} = 0 (the system starts "
+                 "at rest)", 0.5 * (y_s4 + np.roll(y_s4, 1, axis=0))),
+                ("the average has the factor 1/2: (y_k + y_{k-1}) / 2", 2 * y_tustin),
+                ("a difference: Tustin's output is the average of y^s4_k and y^s4_{k-1}",
+                 0.5 * (y_s4 - lag))])
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.

@@ -72,6 +72,14 @@ def _cases(discrete: bool) -> list[dict[str, Any]]:
     return [first, {"A": _stable(4, rng, discrete), "M": R @ R.T + np.eye(4)}]
 
 
+def _kron_solve(L: np.ndarray, M) -> np.ndarray:
+    """``P`` with ``L vec(P) = -vec(M)`` (column-stacking ``vec``): a wrong operator's answer,
+    for the hints."""
+    M = np.asarray(M, dtype=float)
+    n = M.shape[0]
+    return np.linalg.solve(L, -M.reshape(-1, order="F")).reshape(n, n, order="F")
+
+
 def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
     """Check ``lyapunov_kron(A, M) -> P`` (exercise 1) on the paper's closed loop and a
     random stable 4x4 system. Recognises python-control's and scipy's equations, and the
@@ -82,7 +90,16 @@ def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
         return [("this solves python-control's A P + P Aᵀ + M = 0 (lyap(A, M)); ours has "
                  "Aᵀ on the left", solve_continuous_lyapunov(A, -M)),
                 ("the sign: this solves AᵀP + PA = +M (scipy's convention, no minus)",
-                 solve_continuous_lyapunov(A.T, M))]
+                 solve_continuous_lyapunov(A.T, M)),
+                ("AᵀP + PA has two terms, each with its own Kronecker factor",
+                 _kron_solve(np.kron(np.eye(len(A)), A.T), M)),
+                ("this solves A P + P A: vec(AᵀP) = (I ⊗ Aᵀ) vec(P), with the transpose",
+                 _kron_solve(np.kron(np.eye(len(A)), A) + np.kron(A.T, np.eye(len(A))), M)),
+                ("this solves AᵀP + PAᵀ: vec(PA) = (Aᵀ ⊗ I) vec(P) (vec(XYZ) = (Zᵀ ⊗ X) "
+                 "vec(Y) with Z = A)",
+                 _kron_solve(np.kron(np.eye(len(A)), A.T) + np.kron(A, np.eye(len(A))), M)),
+                ("Aᵀ ⊗ Aᵀ is the discrete equation's operator (AᵀPA); the continuous one is "
+                 "I ⊗ Aᵀ + Aᵀ ⊗ I", _kron_solve(np.kron(A.T, A.T), M))]
 
     return check_function("Lyapunov equation by Kronecker products", lyapunov_kron,
                           reference_lyapunov, _cases(False), causes=causes, rtol=1e-8,
@@ -97,7 +114,15 @@ def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
 
         return [("this solves A P Aᵀ - P + M = 0 (python-control's dlyap(A, M)); ours is "
                  "AᵀPA - P = -M", solve_discrete_lyapunov(A, M)),
-                ("the sign of M is flipped", -solve_discrete_lyapunov(A.T, M))]
+                ("the sign of M is flipped", -solve_discrete_lyapunov(A.T, M)),
+                ("I ⊗ Aᵀ + Aᵀ ⊗ I is the continuous equation's operator; the discrete one is "
+                 "Aᵀ ⊗ Aᵀ - I", _kron_solve(np.kron(np.eye(len(A)), A.T)
+                                             + np.kron(A.T, np.eye(len(A))), M)),
+                ("this solves AᵀPA + P = -M: the equation has −P, subtract the identity",
+                 _kron_solve(np.kron(A.T, A.T) + np.eye(len(A) ** 2), M)),
+                ("the −P term is missing: Aᵀ ⊗ Aᵀ - I", _kron_solve(np.kron(A.T, A.T), M)),
+                ("this solves AᵀPAᵀ: vec(XYZ) = (Zᵀ ⊗ X) vec(Y), with X = Aᵀ and Z = A both "
+                 "factors are Aᵀ", _kron_solve(np.kron(A, A.T) - np.eye(len(A) ** 2), M))]
 
     return check_function("discrete Lyapunov equation by Kronecker products",
                           discrete_lyapunov_kron, reference_discrete_lyapunov, _cases(True),
@@ -120,7 +145,13 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
         return [("upside down: the guaranteed rate is λ_min(M) / λ_max(P)", lp[-1] / lm[0]),
                 ("λ_min(P) in the denominator gives a rate the certificate does not prove: "
                  "V ≤ λ_max(P) |x|² is the bound to use", lm[0] / lp[0]),
-                ("λ_max(M) is too optimistic: ẋᵀMx ≥ λ_min(M) |x|²", lm[-1] / lp[-1])]
+                ("λ_max(M) is too optimistic: ẋᵀMx ≥ λ_min(M) |x|²", lm[-1] / lp[-1]),
+                ("that is the rate of ‖x‖ (half of V's): ι is the rate of V(x(t)) ≤ V(x(0)) "
+                 "e^{-ιt}", lm[0] / (2 * lp[-1])),
+                ("diagonal entries are not eigenvalues: use np.linalg.eigvalsh",
+                 float(np.min(np.diag(M)) / np.max(np.diag(P)))),
+                ("eigvalsh sorts in ascending order: [0] is the smallest, [-1] the largest",
+                 lm[-1] / lp[0])]
 
     return check_function("guaranteed decay rate", decay_rate, reference_decay_rate, cases,
                           compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-12,
