@@ -245,6 +245,10 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
         if value == exp:  # the same infinity: a legitimate answer
             return report(name, "pass", f"{value} matches the toolkit's {exp}", verbose,
                           {"abs_error": 0.0})
+        for label, wrong_value in causes:  # a slip that never triggers gives inf too
+            if value == wrong_value:
+                return report(name, "wrong", f"got {value}, expected {_fmt(exp)}; likely "
+                              f"cause: {label}", verbose)
         what = ("NaN (not a number): a 0/0, inf - inf, the log or square root of a negative "
                 "number, or a NaN input" if np.isnan(value)
                 else f"{value}: the computation overflowed or divided by zero")
@@ -260,7 +264,8 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
     for label, wrong_value in causes:
         wrong_value = complex(wrong_value) if isinstance(wrong_value, complex) \
             else float(wrong_value)
-        if value == wrong_value or abs(value - wrong_value) <= atol + rtol * abs(wrong_value):
+        if value == wrong_value or (np.isfinite(wrong_value) and  # inf would match all
+                                    abs(value - wrong_value) <= atol + rtol * abs(wrong_value)):
             text += f"; likely cause: {label}"
             break
     else:

@@ -59,14 +59,19 @@ def check_trigger(trigger, *, verbose: bool = True) -> CheckResult:
     mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
             "K": np.asarray(sys.K)}
     cases = [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
-             for s, k in ((0.0, 0.5), (0.1, 0.5), (1.0, 0.3), (0.5, 0.9), (2.0, 0.1))]
+             for s, k in ((0.0, 0.5), (1.0, 0.3), (0.1, 0.5), (0.5, 0.9), (2.0, 0.1))]
 
     def causes(x, e, P, M, B, K, kappa):
         xm = float(x @ M @ x)
         cross = float(x @ P @ B @ K @ e)
         return [("the factor 2 of the cross term is missing", kappa * xm - cross),
                 ("the sign of the cross term: eq. 12 subtracts 2 xᵀPBKe", kappa * xm + 2 * cross),
-                ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross))]
+                ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross)),
+                ("the cross term is xᵀPBKe, not eᵀPBKx: PBK is not symmetric",
+                 kappa * xm - 2 * float(e @ P @ B @ K @ x)),
+                ("xᵀMx with the certificate's M, not |x|²", kappa * float(x @ x) - 2 * cross),
+                ("κ xᵀMx: the decrease is measured with M, not with xᵀPx",
+                 kappa * float(x @ P @ x) - 2 * cross)]
 
     return check_function("trigger function (eq. 12)", trigger, reference_trigger, cases,
                           compare=check_scalar, causes=causes, rtol=1e-10, atol=1e-12,
@@ -85,20 +90,87 @@ def reference_first_event(kappa: float, x0, h: float) -> float:
 
 def check_first_event(first_event, *, verbose: bool = True) -> CheckResult:
     """Check ``first_event(kappa, x0, h) -> t_1`` (exercise 2) on three settings."""
-    cases = [{"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
-             {"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+    cases = [{"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+             {"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
              {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
 
     def causes(kappa, x0, h):
         t1 = reference_first_event(kappa, x0, h)
         return [("one grid step late: the event is the first k h at which g ≤ 0, not the "
-                 "step after it", t1 + h),
-                ("one grid step early: check g after flowing to k h, not before",
-                 t1 - h)]
+                 "step after it (forward Euler, z + h A_z z, lags the exact flow e^{A_z h} "
+                 "and gives the same)", t1 + h),
+                ("one grid step early: the event is at k h after the k-th step (count the "
+                 "steps from 1)", t1 - h),
+                *((text, _first_event_slip(kappa, x0, h, slip)) for slip, text in (
+                    ("error sign", "e = x(t_i) − x (eq. 9): the held state minus the current "
+                                   "one"),
+                    ("expm outside", "e^{A_z h}: scale A_z by h inside the exponential, "
+                                     "not the result"),
+                    ("not held", "the lower half of z, the held state x(t_i), must stay "
+                                 "constant between events: A_z's bottom rows are zero"),
+                    ("continuous feedback", "A_z = [[A, BK], [0, 0]]: the input is held "
+                                            "at K x(t_i) between events, not K x(t)")))]
 
     return check_function("first event on the grid", first_event, reference_first_event,
                           cases, compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-9,
                           verbose=verbose)
+
+
+def _first_event_slip(kappa: float, x0, h: float, slip: str) -> float:
+    """The first grid event as a common wrong answer computes it (for the hints): ``slip`` is
+    ``"error sign"`` (``e = x - x_i``), ``"expm outside"`` (``e^{A_z} h`` as the step),
+    ``"not held"`` (the held state reset to the state every step) or ``"continuous
+    feedback"`` (``x`` flows with ``A + BK``, the held state stays at ``x0``)."""
+    from scipy.linalg import expm
+
+    slips = ("error sign", "expm outside", "not held", "continuous feedback")
+    if slip not in slips:
+        raise ValueError(f"slip must be one of {slips}, got {slip!r}")
+    sys = _system()
+    A, B, K, P, M = (np.asarray(m, float) for m in (sys.A, sys.B, sys.K, sys.P, sys.M))
+    x0 = np.asarray(x0, float)
+    n = x0.size
+    Az = np.block([[A + B @ K, np.zeros((n, n))] if slip == "continuous feedback"
+                   else [A, B @ K], [np.zeros((n, 2 * n))]])
+    step = expm(Az) * h if slip == "expm outside" else expm(Az * h)
+    z = np.concatenate([x0, x0])
+    sign = -1.0 if slip == "error sign" else 1.0
+    for k in range(1, int(round(10.0 / h)) + 1):
+        z = step @ z
+        if slip == "not held":
+            z[n:] = z[:n]
+        x, e = z[:n], sign * (z[n:] - z[:n])
+        if kappa * x @ M @ x - 2 * x @ P @ B @ K @ e <= 0:
+            return k * h
+    return float("inf")
+
+
+def _replay_slip(sample_times, inputs, t_end: float, slip: str) -> np.ndarray:
+    """``x(t_end)`` of the open-loop replay as a common wrong answer computes it (for the
+    hints): ``slip`` is ``"last not held"`` (stops at the last instant), ``"no input"``,
+    ``"expm outside"`` (``e^{F} s`` for ``e^{F s}``), ``"spans from 0"`` (each span measured
+    from ``t = 0``) or ``"from rest"`` (``x(0) = 0``)."""
+    from scipy.linalg import expm
+
+    slips = ("last not held", "no input", "expm outside", "spans from 0", "from rest")
+    if slip not in slips:
+        raise ValueError(f"slip must be one of {slips}, got {slip!r}")
+    sys = _system()
+    A, B = np.asarray(sys.A, float), np.asarray(sys.B, float)
+    times = np.asarray(sample_times, float)
+    u_all = np.atleast_2d(np.asarray(inputs, float))
+    n, m = A.shape[0], B.shape[1]
+    F = np.block([[A, np.zeros_like(B) if slip == "no input" else B],
+                  [np.zeros((m, n + m))]])
+    x = np.zeros(n) if slip == "from rest" else np.array([1.0, 0.0])
+    spans = list(zip(times, np.append(times[1:], t_end), u_all))
+    for start, end, u in spans[:-1] if slip == "last not held" else spans:
+        end = min(end, t_end)
+        if end > start:
+            s = end if slip == "spans from 0" else end - start
+            E = expm(F) * s if slip == "expm outside" else expm(F * s)
+            x = (E @ np.concatenate([x, u]))[:n]
+    return x
 
 
 def reference_replay(sample_times, inputs, t_end: float) -> np.ndarray:
@@ -134,8 +206,16 @@ def check_replay(replay, *, verbose: bool = True) -> CheckResult:
         late = replay_open_loop(sys.A, sys.B, sample_times,
                                 np.vstack([np.zeros((1, inputs.shape[1])), inputs[:-1]]),
                                 np.array([1.0, 0.0]), np.array([0.0, t_end]))[-1]
-        return [("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
-                 late)] if n > 1 else []
+        slips = [(text, _replay_slip(sample_times, inputs, t_end, slip)) for slip, text in (
+            ("last not held", "the last input is held too, from the last instant to t_end"),
+            ("no input", "the held input drives the flow: the block [[A, B], [0, 0]] carries u "
+                         "along with x"),
+            ("expm outside", "e^{F s}: scale the block matrix by the span inside the "
+                             "exponential, not the result"),
+            ("spans from 0", "each span is t_{i+1} − t_i, not measured from t = 0"),
+            ("from rest", "the replay starts from x(0) = (1, 0), not from rest"))]
+        return ([("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
+                  late)] if n > 1 else []) + slips
 
     return check_function("open-loop replay x(t_end)", replay, reference_replay, cases,
                           causes=causes, rtol=1e-7, atol=1e-9, verbose=verbose)
