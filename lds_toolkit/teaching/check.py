@@ -179,6 +179,12 @@ def check_array(name: str, answer: Any, expected: Any, *, rtol: float = 1e-7,
                 "root of a negative number, or a NaN input"
                 if np.isnan(value) else f"entry {where} is {value}, expected "
                 f"{_fmt(exp[where])}: the computation overflowed or divided by zero")
+        for label, wrong_answer in causes:  # a known slip that divides by zero, say
+            wa = np.asarray(wrong_answer)
+            if wa.dtype != object and wa.shape == ans.shape and \
+                    bool(np.allclose(ans, wa, rtol=rtol, atol=atol, equal_nan=True)):
+                text += f"; likely cause: {label}"
+                break
         return report(name, "wrong", text, verbose, {"index": where})
     if np.allclose(ans, exp, rtol=rtol, atol=atol):
         finite = np.isfinite(exp)

@@ -85,8 +85,15 @@ def _step_cases() -> list[dict[str, Any]]:
          "eta": 0.05, "r": np.inf},
         # a radius that the step crosses for some blocks but not for others
         {"M": M3, "x": rng.standard_normal((3, 3)), "err": np.array([2.0, 1.0]), "eta": 0.3,
-         "r": 1.5 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
+         "r": 0.6 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
     ]
+
+
+def _always_rescaled(raw: np.ndarray, r: float) -> np.ndarray:
+    """Every block scaled onto the sphere of radius ``r`` (a common slip; ``r = inf`` gives
+    the infinities and NaNs the slip gives)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return raw * (r / np.linalg.norm(raw, axis=(1, 2)))[:, None, None]
 
 
 def _step_causes(M, x, err, eta, r):
@@ -108,6 +115,10 @@ def _step_causes(M, x, err, eta, r):
          per_block(M - eta * grad / 2)),
         ("the step goes uphill: subtract eta times the gradient", per_block(M + eta * grad)),
         ("projected before the step instead of after it", per_block(M) - eta * grad),
+        ("clipping the entries to [-r, r] is the box, not the ball: scale the whole block by "
+         "min(1, r / ||M_i||_F)", np.clip(raw, -r, r)),
+        ("only blocks outside the ball move: the factor is min(1, r / ||M_i||_F), not "
+         "r / ||M_i||_F", _always_rescaled(raw, r)),
     ]
 
 
@@ -156,7 +167,19 @@ def _hindsight_causes(X, base, y):
              W.reshape(m, d_in, -1).transpose(0, 2, 1)),
             ("each block is transposed: M_i has shape (d_out, d_in); reshape the least-squares "
              "solution W (m d_in, d_out) to (m, d_in, d_out), then swap the last two axes",
-             M.transpose(0, 2, 1))]
+             M.transpose(0, 2, 1)),
+            ("the target is y_t - b_t (what the AR part leaves), not y_t + b_t",
+             np.linalg.lstsq(D, y + base, rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("the rows are misaligned: the features of round t predict y_t, not y_{t+1}",
+             np.linalg.lstsq(D[:-1], (y - base)[1:], rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("that is W itself, shape (m d_in, d_out): rearrange it into m blocks M_i of shape "
+             "(d_out, d_in)", np.linalg.lstsq(D, y - base, rcond=None)[0]),
+            ("a ridge term (D^T D + I): the best fixed M in hindsight is the plain least-"
+             "squares fit, r = inf, no regularisation",
+             np.linalg.solve(D.T @ D + np.eye(D.shape[1]), D.T @ (y - base))
+             .reshape(m, d_in, -1).transpose(0, 2, 1))]
 
 
 def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True) -> CheckResult:
@@ -184,7 +207,13 @@ def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
                  2.0 / s.max()),
                 ("that is the step that zeroes the error, 1 / (2 ||x||^2); the error stops "
                  "shrinking only at twice it", 0.5 / s.max()),
-                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max())]
+                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max()),
+                ("the smallest s_t gives the step for the easiest round; the largest s_t "
+                 "limits the step at every round", 1.0 / s.min()),
+                ("s_t is one round's sum: take the max over the rounds, not the sum over "
+                 "them", 1.0 / s.sum()),
+                ("s_t sums the squares of all features of round t, not the largest single "
+                 "entry", 1.0 / float(np.max(np.asarray(X) ** 2)))]
 
     cases = [{"X": c["X"]} for c in _hindsight_cases()]
     return check_function("largest safe step size", safe_step, reference_safe_step, cases,
