@@ -53,7 +53,7 @@ def reference_hankel_matrix(T: int) -> np.ndarray:
 
 
 def check_hankel_matrix(hankel_matrix, *, verbose: bool = True) -> CheckResult:
-    """Check ``hankel_matrix(T)`` (exercise 1) for T = 1, 5 and 64."""
+    """Check ``hankel_matrix(T)`` (exercise 1) for T = 5, 64 and 1."""
     def causes(T):
         n = np.add.outer(np.arange(T), np.arange(T)).astype(float)
         return [("the weight (1 - a)^2 is missing: int_0^1 a^n da = 1/(n+1)", 1 / (n + 1)),
@@ -62,10 +62,15 @@ def check_hankel_matrix(hankel_matrix, *, verbose: bool = True) -> CheckResult:
                 ("n counted from 1: with i, j = 0 .. T-1, n = i + j starts at 0",
                  2 / ((n + 2) * (n + 3) * (n + 4))),
                 ("the factor 2 of int_0^1 (1 - a)^2 a^n da = 2/((n+1)(n+2)(n+3)) is missing",
-                 1 / ((n + 1) * (n + 2) * (n + 3)))]
+                 1 / ((n + 1) * (n + 2) * (n + 3))),
+                ("the Beta integral is n! 2! / (n+3)!: three factors (n+1)(n+2)(n+3) below",
+                 2 / ((n + 1) * (n + 2))),
+                ("i and j run over 0 .. T-1: T rows and columns, not T + 1",
+                 (lambda m: 2.0 / ((m + 1) * (m + 2) * (m + 3)))(
+                     np.add.outer(np.arange(T + 1), np.arange(T + 1)).astype(float)))]
 
     return check_function("the matrix H_T", hankel_matrix, reference_hankel_matrix,
-                          [{"T": 1}, {"T": 5}, {"T": 64}], causes=causes, rtol=1e-12,
+                          [{"T": 5}, {"T": 64}, {"T": 1}], causes=causes, rtol=1e-12,
                           atol=0.0, verbose=verbose)
 
 
@@ -118,9 +123,13 @@ def check_top_filters(top_filters, *, verbose: bool = True) -> CheckResult:
                                    every[:k]),
                                   ("these are the k smallest eigenvalues, largest first: "
                                    "eigh sorts in ascending order; take the last k",
-                                   every[:k][::-1])], verbose=False)
+                                   every[:k][::-1]),
+                                  ("k - 1 values: a slice like w[-1:-k:-1] stops one short; "
+                                   "w[::-1][:k] takes k", sigma[:k - 1])], verbose=False)
         if res.passed:
-            causes = [("ascending order: the columns must be reversed too", phi[:, ::-1])]
+            causes = [("ascending order: the columns must be reversed too", phi[:, ::-1]),
+                      ("the filters are the columns of eigh's v (v[:, i]), shape (T, k); "
+                       "these are rows", phi.T)]
             ans = np.asarray(got[1])
             if ans.shape == phi.shape and np.isfinite(ans).all() and \
                     np.allclose(ans * np.sign(ans[0]), phi, atol=1e-8):
@@ -158,6 +167,11 @@ def _residual_filters() -> np.ndarray:
     return spectral_filters(256, 8, "H", method="dense", cache=False)[1]
 
 
+def _residual_of(phi, mu) -> float:
+    """``||mu - Phi Phi^T mu|| / ||mu||`` for a given vector (a slip's ``mu``, for the hints)."""
+    return float(np.linalg.norm(mu - phi @ (phi.T @ mu)) / np.linalg.norm(mu))
+
+
 def check_projection_residual(projection_residual, *, verbose: bool = True) -> CheckResult:
     """Check ``projection_residual(phi, alpha)`` (exercise 3) with 8 filters of T = 256 at
     alpha = 0, 0.5, 0.99 and 0.9999."""
@@ -171,7 +185,16 @@ def check_projection_residual(projection_residual, *, verbose: bool = True) -> C
                  float(np.linalg.norm(res))),
                 ("that is the part inside the span, ||Phi Phi^T mu|| / ||mu||; the residual "
                  "is what is left outside", float(np.linalg.norm(phi.T @ mu)
-                                                  / np.linalg.norm(mu)))]
+                                                  / np.linalg.norm(mu))),
+                ("a ratio of squared norms: the relative residual is ||r|| / ||mu||, not "
+                 "||r||^2 / ||mu||^2", float(res @ res / (mu @ mu))),
+                ("mu_alpha = (1 - alpha) [1, alpha, alpha^2, ...]: lag 0 first, not last",
+                 _residual_of(phi, mu[::-1])),
+                ("1 - ||Phi^T mu|| / ||mu|| is not the residual: the two parts are orthogonal, "
+                 "so their squared norms add up (Pythagoras)",
+                 float(1 - np.linalg.norm(phi.T @ mu) / np.linalg.norm(mu))),
+                ("divide by ||mu_alpha||, the whole vector, not by the part inside the span",
+                 float(np.linalg.norm(res) / np.linalg.norm(phi.T @ mu)))]
 
     return check_function("projection residual", projection_residual,
                           reference_projection_residual, cases, compare=check_scalar,
@@ -201,13 +224,24 @@ def check_resolvable_count(resolvable_count, *, verbose: bool = True) -> CheckRe
 
     cases = [{"sigma": s} for s in _spectra()]
     cases.append({"sigma": 3.0 * 0.5 ** np.arange(60)})
+    cases.append({"sigma": np.array([2.0, 1.0, 0.5, 0.25])})  # nothing below the floor
 
     def causes(sigma):
         s = np.asarray(sigma)
+        rel = s / s[0]
         return [("compared with eps itself; below 100 eps an eigenvalue has fewer than two "
-                 "correct digits", int(np.sum(s / s[0] >= EPS))),
+                 "correct digits", int(np.sum(rel >= EPS))),
                 ("compared sigma_i instead of sigma_i / sigma_1: the round-off is relative "
-                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS)))]
+                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS))),
+                ("that is float32's eps: numpy works in float64, np.finfo(float).eps",
+                 int(np.sum(rel >= 100 * float(np.finfo(np.float32).eps)))),
+                ("sqrt(eps) is the floor for a difference quotient, not for an eigenvalue: "
+                 "eigh's error is about eps sigma_1, so the floor is 100 eps",
+                 int(np.sum(rel >= np.sqrt(EPS)))),
+                ("np.argmax of 'below the floor' is 0 when nothing is below it: count the "
+                 "values at or above it instead", int(np.argmax(rel < 100 * EPS))),
+                ("that counts the values below the floor; count those at or above it",
+                 int(np.sum(rel < 100 * EPS)))]
 
     return check_function("filters above the floor", resolvable_count,
                           reference_resolvable_count, cases, compare=check_scalar,
