@@ -74,11 +74,23 @@ def _difference_causes(A, B, C, n):
     all_squared = np.array([C @ powers[j] @ (A - eye) @ (A - eye) @ B for j in range(n)])
     sign = np.array([C @ B, C @ (A + 2 * eye) @ B]
                     + [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)])
+    rest = [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)]
+    late_power = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                          + [C @ powers[j - 1] @ (A - eye) @ (A - eye) @ B
+                             for j in range(2, n)])
+    elementwise = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                           + [C @ powers[j - 2] @ ((A - eye) ** 2) @ B for j in range(2, n)])
+    first_g1 = np.array([C @ B, C @ (A - eye) @ B] + rest)
     return [("those are the first differences y_t - y_{t-1} (Algorithm 1's target): "
              "difference once more", first),
             ("g_0 and g_1 are special: the pattern C A^(j-2) (A - I)^2 B starts at j = 2 "
              "(u_{t-1} and u_{t-2} reach fewer of the three terms)", all_squared),
-            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign)]
+            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign),
+            ("the power is j - 2 at lag j: g_2 = C (A - I)^2 B has no A in front", late_power),
+            ("(A - I)^2 is the matrix product (A - I) @ (A - I), not ** 2 entry by entry",
+             elementwise),
+            ("g_1 = C (A - 2I) B: u_{t-2} reaches y_t (C A B) and -2 y_{t-1} (-2 C B), not "
+             "y_{t-2}", first_g1)]
 
 
 def check_second_difference(second_difference, *, verbose: bool = True) -> CheckResult:
@@ -132,7 +144,13 @@ def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
                 ("the coefficients were not squared: energy is the sum of g_j^2",
                  (1 - a) ** order * a ** (L - order) / (1 - a)),
                 ("the geometric series of the squares has ratio a^2: divide by 1 - a^2",
-                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
+                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a)),
+                ("the coefficient's factor (1 - a)^order is squared too: (1 - a)^(2 order)",
+                 (1 - a) ** order * a ** (2 * (L - order)) / (1 - a * a)),
+                ("that is the whole energy: the tail starts at lag j = L",
+                 (1 - a) ** p / (1 - a * a)),
+                ("that is the energy inside the context (lags j < L); the tail is j >= L",
+                 (1 - a) ** p * (1 - a ** (2 * (L - order))) / (1 - a * a))]
 
     return check_function("tail energy beyond L", tail_energy,
                           reference_tail_energy, cases, compare=check_scalar, causes=causes,
@@ -155,13 +173,24 @@ def reference_worst_eigenvalue(L: int) -> float:
 
 
 def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True) -> CheckResult:
-    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 2, 8, 32 and 1024."""
+    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 8, 32, 1024 and 2."""
     def causes(L):
+        m = L - 1
+        root = np.sqrt(1 + 4 * m * m)
         return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
-                 "exactly", 1 - 1 / (2 * (L - 1)))]
+                 "exactly", 1 - 1 / (2 * (L - 1))),
+                ("the other root: the one in (0, 1) takes + sqrt(...)", (-1 - root) / (2 * m)),
+                ("the exponent of alpha in the tail is 2L - 2: the quadratic has L - 1, not L",
+                 (-1 + np.sqrt(1 + 4 * L * L)) / (2 * L)),
+                ("the factor 1/(1 + alpha) of the tail was dropped; it moves the maximum",
+                 (2 * L - 2) / (2 * L - 1)),
+                ("that maximises one coefficient (1 - alpha) alpha^(L-1); the tail energy sums "
+                 "the squares of all coefficients beyond L", (L - 1) / L),
+                ("the sign of the alpha term: d/dalpha log(1 + alpha) enters with a minus; "
+                 "the root must lie in (0, 1)", (1 + root) / (2 * m))]
 
     return check_function("worst eigenvalue", worst_eigenvalue,
-                          reference_worst_eigenvalue, [{"L": L} for L in (2, 8, 32, 1024)],
+                          reference_worst_eigenvalue, [{"L": L} for L in (8, 32, 1024, 2)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
                           verbose=verbose)
 
