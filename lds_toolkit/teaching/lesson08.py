@@ -92,7 +92,9 @@ def check_bilinear_modes(bilinear_modes, *, verbose: bool = True) -> CheckResult
                 ("that is forward Euler, 1 + z", 1 + z),
                 ("the halves are missing: (1 + z/2) / (1 - z/2)", (1 + z) / (1 - z)),
                 ("that is backward Euler, 1 / (1 - z)", 1 / (1 - z)),
-                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2))]
+                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2)),
+                ("that is the conjugate of each mode: keep the sign of Im z (the mode of z, "
+                 "not of its conjugate)", np.conj((1 + z / 2) / (1 - z / 2)))]
 
     return check_function("discrete modes (bilinear)", bilinear_modes,
                           reference_bilinear_modes, cases, causes=causes, rtol=1e-10,
@@ -125,13 +127,21 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckRe
     def causes(A):
         A = np.asarray(A)
         P_t = sla.solve_discrete_lyapunov(A, np.eye(A.shape[0]))  # A P Aᵀ - P = -I
+        P = sla.solve_discrete_lyapunov(A.T, np.eye(A.shape[0]))  # Aᵀ P A - P = -I
         rho2_t = float(sla.eigh(A.T @ P_t @ A, P_t, eigvals_only=True)[-1])
         rho2 = reference_certificate_rate(A) ** 2
         return [("that is the spectral radius max |λ(A)|: the certificate's ρ is at least "
                  "that, and larger for a non-normal A", float(max(abs(np.linalg.eigvals(A))))),
                 ("scipy's solve_discrete_lyapunov(a, q) solves a X aᴴ - X + q = 0: pass "
                  "a = A.T for Aᵀ P A - P = -I", float(np.sqrt(max(rho2_t, 0.0)))),
-                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2)]
+                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2),
+                ("V(Ax) = xᵀ Aᵀ P A x: the quotient is Aᵀ P A over P, not A P Aᵀ",
+                 float(np.sqrt(sla.eigh(A @ P @ A.T, P, eigvals_only=True)[-1]))),
+                ("λ_max(Aᵀ P A) alone is not the ratio V(Ax) / V(x): divide by P (the "
+                 "generalised eigenvalues of (Aᵀ P A, P))",
+                 float(np.sqrt(np.linalg.eigvalsh(A.T @ P @ A)[-1]))),
+                ("that is ||A||_2, the contraction in the Euclidean norm; the certificate "
+                 "measures it in the P-norm", float(np.linalg.norm(A, 2)))]
 
     return check_function("certified decay rate", certificate_rate,
                           reference_certificate_rate, _certificate_cases(),
@@ -146,6 +156,15 @@ def reference_region_counts(eigenvalues, T: int, q: float) -> dict[str, int]:
 
     labels = eigenvalue_regions(T, q).classify(np.abs(np.asarray(eigenvalues)))
     counts = Counter(str(x) for x in labels)
+    return {k: int(counts.get(k, 0)) for k in LABELS}
+
+
+def _counts(values, T: int, q: float) -> dict[str, int]:
+    """Labels of ``values`` (as given: a slip's stand-in for ``|λ|``) counted, every label
+    present (for the hints)."""
+    from ..systems import eigenvalue_regions
+
+    counts = Counter(str(x) for x in eigenvalue_regions(T, q).classify(np.asarray(values)))
     return {k: int(counts.get(k, 0)) for k in LABELS}
 
 
@@ -170,7 +189,14 @@ def check_region_counts(region_counts, *, verbose: bool = True) -> CheckResult:
         return [("the regions are about |λ| (how fast a mode is forgotten), not Re λ",
                  {k: int(real.get(k, 0)) for k in LABELS}),
                 ("every label needs an entry, with 0 for an empty region",
-                 {k: v for k, v in expected.items() if v})]
+                 {k: v for k, v in expected.items() if v}),
+                ("count every eigenvalue: a complex pair is two modes",
+                 _counts(np.abs(eigenvalues[np.imag(eigenvalues) >= 0]), T, q)),
+                ("place each mode by |λ|, not |λ|²", _counts(np.abs(eigenvalues) ** 2, T, q)),
+                ("|Re λ| is not |λ|: the modulus is sqrt(Re² + Im²)",
+                 _counts(np.abs(np.real(eigenvalues)), T, q)),
+                ("return a dict {label: count} with the four labels as keys, not a list",
+                 [expected[k] for k in LABELS])]
 
     return check_function("modes per region", region_counts, reference_region_counts, cases,
                           compare=check_equal, causes=causes, verbose=verbose)
