@@ -135,8 +135,9 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckRe
                 ("scipy's solve_discrete_lyapunov(a, q) solves a X aᴴ - X + q = 0: pass "
                  "a = A.T for Aᵀ P A - P = -I", float(np.sqrt(max(rho2_t, 0.0)))),
                 ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2),
-                ("V(Ax) = xᵀ Aᵀ P A x: the quotient is Aᵀ P A over P, not A P Aᵀ",
-                 float(np.sqrt(sla.eigh(A @ P @ A.T, P, eigvals_only=True)[-1]))),
+                ("the generalised problem is Aᵀ P A v = λ P v: eigh(Aᵀ P A, P), not "
+                 "eigh(P, Aᵀ P A)", float(np.sqrt(sla.eigh(P, A.T @ P @ A,
+                                                           eigvals_only=True)[-1]))),
                 ("λ_max(Aᵀ P A) alone is not the ratio V(Ax) / V(x): divide by P (the "
                  "generalised eigenvalues of (Aᵀ P A, P))",
                  float(np.sqrt(np.linalg.eigvalsh(A.T @ P @ A)[-1]))),
