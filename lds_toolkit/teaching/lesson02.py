@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 
 from .check import CheckResult, check_array, check_function, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
            "reference_s4_bilinear", "reference_tustin", "reference_tustin_from_s4",
            "summary"]
 
@@ -190,9 +192,40 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult
                  0.5 * (y_s4 - lag))])
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson02.interpretation",
+    question=("Move Δ from 0.01 to 1 on the slider (poles -0.2 ± 3i and -0.5). Which method "
+              "puts a pole outside the unit circle, and from which step on?"),
+    choices={
+        "a": "zero-order hold, once Δ passes about 0.5: e^{pΔ} grows with Δ",
+        "b": "Tustin, once Δ passes the Nyquist limit π/3 of the resonance",
+        "c": "forward Euler, from Δ ≈ 2|Re p|/|p|² ≈ 0.044 on: |1 + pΔ|² = 1 - 0.4Δ + 9.04Δ² "
+             "exceeds 1 for the lightly damped pair",
+        "d": "forward Euler, but only beyond Δ = 2/|p| ≈ 0.66, the limit of a real pole",
+    },
+    digest="6d0b6f12f784732a0747f35bb70708026160141625fcd3df4bd9867fc81b98f0",
+    hints={
+        "a": "|e^{pΔ}| = e^{Re p · Δ} < 1 for every Δ when Re p < 0: zero-order hold never "
+             "destabilises a stable system (see max |z| zoh on the slider)",
+        "b": "Tustin maps the whole left half plane into the unit disc, for every Δ; it warps "
+             "frequencies, it does not destabilise",
+        "d": "2/|p| is the limit for a real pole; for a complex pair |1 + pΔ|² = 1 + 2 Re p Δ "
+             "+ |p|² Δ², which exceeds 1 as soon as Δ > 2|Re p|/|p|²",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4}
+          "tustin_from_s4": check_tustin_from_s4,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "check_decay_rate", "check_discrete_lyapunov_kron",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "check_decay_rate", "check_discrete_lyapunov_kron",
            "check_lyapunov_kron", "closed_loop", "reference_decay_rate",
            "reference_discrete_lyapunov", "reference_lyapunov", "summary"]
 
@@ -158,9 +160,41 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
                           verbose=verbose)
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson03.interpretation",
+    question=("At g = 1.9 the closed loop is still Hurwitz, but the slider shows ι ≈ 0.037 "
+              "(against 0.35 at g = 1) and max Re λ ≈ -0.022. What does the small ι say?"),
+    choices={
+        "a": "the certificate has failed: V(x(t)) may now grow",
+        "b": "the loop is barely stable: an eigenvalue approaches the imaginary axis as g → 2,"
+             " so V itself decays slowly (at most like e^{2 max Re λ · t}) and any certified "
+             "rate must be small; the bound V ≤ V(0) e^{-ιt} still holds",
+        "c": "ι is the exact decay rate of |x(t)|, so |x| halves every ln 2 / 0.037 time units",
+        "d": "a larger gain always makes a loop faster; ι is small only because M was chosen "
+             "badly",
+    },
+    digest="2647ee15d5dea3c54690de9252385d20d5388a2a9d676a071fd7ede478a81257",
+    hints={
+        "a": "the slider says 'V respects the bound': P ≻ 0 exists for every Hurwitz A, and V "
+             "≤ V(0) e^{-ιt} holds at g = 1.9 too",
+        "c": "ι is a guaranteed lower bound on V's decay rate, not the exact rate of |x|",
+        "d": "above g = 2 the loop is not Hurwitz at all: more gain is not more speed here; "
+             "and no M can certify faster than the slowest mode decays",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"lyapunov_kron": check_lyapunov_kron, "decay_rate": check_decay_rate,
-          "discrete_lyapunov_kron": check_discrete_lyapunov_kron}
+          "discrete_lyapunov_kron": check_discrete_lyapunov_kron,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -25,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "check_first_event", "check_replay", "check_trigger",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "check_first_event", "check_replay", "check_trigger",
            "reference_first_event", "reference_replay", "reference_trigger", "summary"]
 
 
@@ -221,8 +223,39 @@ def check_replay(replay, *, verbose: bool = True) -> CheckResult:
                           causes=causes, rtol=1e-7, atol=1e-9, verbose=verbose)
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson04.interpretation",
+    question=("Move ε from 1e-8 to 9e-3: the replay at perturbed instants reaches max |x| of "
+              "about 8 at ε = 1e-8 and about 8e3 at ε = 1e-5, while the recorded loop stays "
+              "near 1. What is going on?"),
+    choices={
+        "a": "the open-loop plant is unstable: a switching instant shifted by δ injects an "
+             "error proportional to δ, which then grows like e^{λ_max t}; the closed loop "
+             "corrects such errors, a replay of recorded inputs cannot (the NSS example)",
+        "b": "round-off: the replay integrates with too coarse a step",
+        "c": "the event-triggered loop itself is unstable; the replay only shows it",
+        "d": "the loop has too few events: a smaller κ (more events) makes the replay robust",
+    },
+    digest="51c6441ff98542697ffef98ec91b15a7ebf7ac56228408785c52bab8ac8cccad",
+    hints={
+        "b": "the replay is exact (matrix exponentials between instants), and the unperturbed "
+             "replay stays near 1: the growth comes from the shifts",
+        "c": "the recorded loop's x stays bounded (max |x| original ≈ 1): the loop is stable",
+        "d": "move κ down to 0.1: more events, and the perturbed replay still blows up",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay}
+CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

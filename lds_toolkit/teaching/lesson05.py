@@ -30,9 +30,11 @@ import numpy as np
 
 from ._figures import no_minor
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_projected_step", "check_best_in_hindsight",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_projected_step", "check_best_in_hindsight",
            "check_safe_step", "reference_projected_step", "reference_best_in_hindsight",
            "reference_safe_step", "lesson_stream"]
 
@@ -338,9 +340,39 @@ def step_size_slider(state, factor: float, radius: float) -> dict[str, Any]:
     return numbers
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson05.interpretation",
+    question=("At η = 2 η_safe with r = ‖B‖‖C‖ the regret is about 4.4; shrink r to 0.1 ‖B‖‖C‖"
+              " and it jumps to about 656. Why?"),
+    choices={
+        "a": "the smaller radius makes the step diverge",
+        "b": "projection adds noise to every step",
+        "c": "the comparator (the best fixed M in hindsight, unconstrained) lies outside the "
+             "small ball K_r: the projected learner can never reach it, so its regret grows "
+             "linearly in T",
+        "d": "regret is always larger with a projection, whatever the radius",
+    },
+    digest="3a65b60d11275e0af4f0a3fa3b282276c2ae7158535ce70eb4a668ebe7ac0026",
+    hints={
+        "a": "nothing blew up: a projection keeps ||M_i|| ≤ r, it bounds the iterates",
+        "b": "the projection is deterministic: it rescales blocks that leave the ball",
+        "d": "at r = ‖B‖‖C‖ (or 10 ‖B‖‖C‖) the projected and free runs have the same regret: "
+             "the projection then never acts",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"projected_step": check_projected_step, "best_in_hindsight": check_best_in_hindsight,
-          "safe_step": check_safe_step}
+          "safe_step": check_safe_step,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

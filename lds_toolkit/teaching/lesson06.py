@@ -36,9 +36,11 @@ from .check import (
     report,
     run_checks,
 )
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_hankel_matrix", "check_top_filters",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_hankel_matrix", "check_top_filters",
            "check_projection_residual", "check_resolvable_count", "reference_hankel_matrix",
            "reference_top_filters", "reference_projection_residual",
            "reference_resolvable_count", "impulse_vector"]
@@ -338,10 +340,42 @@ def filters_slider(state, k: float, q: float) -> dict[str, Any]:
             "full-context loss": float(np.mean(losses["full"][quarter]) / power)}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson06.interpretation",
+    question=("With context T^{1/2} = 32 the last-quarter loss ratio (short over full context)"
+              " is about 34 with k = 8 filters and about 1.0 with k = 1. Does one filter "
+              "length-generalize better?"),
+    choices={
+        "a": "yes: fewer filters, less to learn, so a short context suffices",
+        "b": "no: with one filter both runs are equally poor (the full-context loss is about "
+             "4e-3 of mean y², against 6e-7 with 8 filters); a ratio near 1 means nothing "
+             "without the loss it divides",
+        "c": "the ratio 34 is a float64 artefact of the filters beyond the floor",
+        "d": "yes: Theorem 4 asks for a single filter per eigenvalue",
+    },
+    digest="9490c344e94a7307e76c9ac0dfbd2b484b7bdda1b0700c89a965cb1111516d08",
+    hints={
+        "a": "look at the full-context loss the slider prints: one filter cannot represent the"
+             " system's response, whatever the context",
+        "c": "k = 8 is far above the floor (the floor is at k = 23 for T = 1024)",
+        "d": "the error bound of Theorem 4 shrinks with k: more filters represent every "
+             "impulse response better",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"hankel_matrix": check_hankel_matrix, "top_filters": check_top_filters,
           "projection_residual": check_projection_residual,
-          "resolvable_count": check_resolvable_count}
+          "resolvable_count": check_resolvable_count,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

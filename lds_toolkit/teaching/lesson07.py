@@ -29,9 +29,11 @@ import numpy as np
 
 from ._figures import no_minor
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_second_difference", "check_tail_energy",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_second_difference", "check_tail_energy",
            "check_worst_eigenvalue", "reference_second_difference", "reference_tail_energy",
            "reference_worst_eigenvalue", "tail_energy_by_sum", "one_mode_losses"]
 
@@ -316,9 +318,41 @@ def eigenvalue_slider(state, delta: float) -> dict[str, Any]:
             "ratio Algorithm 2": ratios["Algorithm 2"]}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson07.interpretation",
+    question=("At 1 - α = 1e-3 (Region B for T = 1024, q = 1/2) the slider shows a loss ratio "
+              "of about 6.5 for Algorithm 1 and about 1.0 for Algorithm 2. Why?"),
+    choices={
+        "a": "Algorithm 2 uses more filters",
+        "b": "in Region B the eigenvalue is forgotten within the context, so any algorithm "
+             "does well",
+        "c": "Algorithm 1 diverged at this step size",
+        "d": "Algorithm 2 learns the second difference, whose coefficients carry (1 - α)² "
+             "instead of (1 - α): its energy beyond L = 32 is about (1 - α)² = 1e-6 of "
+             "Algorithm 1's, so the short context loses almost nothing",
+    },
+    digest="3b8de5a4263ad910250fff75e784e1d950318b81b1e3bf42a6ecaf4838a637b9",
+    hints={
+        "a": "both algorithms run with k = 12 filters on the slider",
+        "b": "Region B is where the memory is longer than the context but the response is not "
+             "flat: the hard case, and Algorithm 1's ratio of 6.5 shows it",
+        "c": "both run at twice their safe step and their full-context losses are finite; the "
+             "ratio compares two finished runs",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"second_difference": check_second_difference, "tail_energy": check_tail_energy,
-          "worst_eigenvalue": check_worst_eigenvalue}
+          "worst_eigenvalue": check_worst_eigenvalue,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

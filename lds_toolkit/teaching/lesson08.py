@@ -30,9 +30,11 @@ import torch  # noqa: F401 - lesson 8 needs torch: without it the module is skip
 
 from ._figures import no_minor
 from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_bilinear_modes", "check_certificate_rate",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_bilinear_modes", "check_certificate_rate",
            "check_region_counts", "reference_bilinear_modes", "reference_certificate_rate",
            "reference_region_counts", "capstone_stream", "train_capstone", "use_layer"]
 
@@ -318,9 +320,40 @@ def rate_slider(state, rate: float) -> dict[str, Any]:
             "outside": counts["outside"], "impulse error (first T)": err}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson08.interpretation",
+    question=("Run the trained layer at ten times its step (rate 10). The certificate still "
+              "proves ρ < 1, with a margin 1 - ρ about ten times larger than at rate 1, but "
+              "the impulse response is far from the true one. What does that say?"),
+    choices={
+        "a": "the certificate is wrong at rate 10: ρ < 1 cannot hold for a layer that is off",
+        "b": "a larger step makes the layer more accurate, because it is more stable",
+        "c": "stability is not accuracy: the bilinear map keeps every mode inside the unit "
+             "circle for any Δ (1 - ρ grows about like Δ), but the modes move to where the "
+             "true system's are not, so the layer is a stable model of another system",
+        "d": "the modes left the unit circle, so the response diverges",
+    },
+    digest="083284f03382f811b0cea5c2c71c762f582350cd6b9784ce93481f7a1ccdf162",
+    hints={
+        "a": "ρ comes from a solved Lyapunov equation and bounds ||x_k||_P for every "
+             "trajectory: it certifies stability, not closeness to the true system",
+        "b": "the impulse error grows with the rate: more margin, less accuracy",
+        "d": "the bilinear map sends Re z < 0 into |λ| < 1 for every step; ρ < 1 says so",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"bilinear_modes": check_bilinear_modes, "certificate_rate": check_certificate_rate,
-          "region_counts": check_region_counts}
+          "region_counts": check_region_counts,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
