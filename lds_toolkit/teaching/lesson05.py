@@ -211,7 +211,7 @@ def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
                  "shrinking only at twice it", 0.5 / s.max()),
                 ("||x_t|| must be squared", 1.0 / np.sqrt(s).max()),
                 ("the smallest s_t gives the step for the easiest round; the largest s_t "
-                 "limits the step at every round", 1.0 / s.min()),
+                 "limits the step at every round", 1.0 / s.min() if s.min() > 0 else np.inf),
                 ("s_t is one round's sum: take the max over the rounds, not the sum over "
                  "them", 1.0 / s.sum()),
                 ("s_t sums the squares of all features of round t, not the largest single "
