@@ -280,8 +280,10 @@ def _step_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper left")
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.3)
     h_c = control.frequency_response(sysc, _OMEGA).complex.ravel()  # python-control's
+    ax2.set_xlim(0.05, np.pi / 0.01)  # fixed (the slider's smallest Δ): each curve ends
+    # at its own Nyquist frequency π/Δ; the pole plot zooms with Δ, so it is redrawn whole
     return {"ax1": ax1, "ax2": ax2, "markers": markers, "lines": lines, "sys": sysc,
-            "h_c": h_c}
+            "h_c": h_c, "moving": [ax1, *lines.values(), ax2.title]}
 
 
 @slider("lesson02.step", title="Sampling step Δ: poles and frequency-response error",
@@ -306,7 +308,6 @@ def step_slider(state, dt: float) -> dict[str, Any]:
         state["lines"][key].set_data(omega, np.maximum(err, 1e-12))
         numbers[f"max |z| {key}"] = float(np.abs(z).max())
         numbers[f"error at ω=3 {key}"] = float(np.interp(np.log(3.0), np.log(omega), err))
-    state["ax2"].set_xlim(0.05, np.pi / dt)
     # zoom on z = 1, where the poles sit for small Δ; the unit circle stays in view
     zs = [np.asarray(m.get_xdata()) + 1j * np.asarray(m.get_ydata())
           for m in state["markers"].values()]

@@ -23,7 +23,8 @@ draw function then receives that state instead of the figure and updates the art
 
 Rendering the whole figure to PNG is then most of a move (~50-90 ms: every tick label, every
 title is rasterised again). A state that is a dict with a ``"moving"`` entry (the artists
-the draw function changes: lines, markers, titles, a legend whose labels change) is
+the draw function changes: lines, markers, titles, a legend whose labels change, or a
+whole axes whose view moves) is
 rendered by blitting: the figure without them is rasterised once (the *background*), and a
 move restores that background, draws only the moving artists over it and encodes the pixels
 (:meth:`SliderApp.png`). Everything the draw function changes must be among them, and the
