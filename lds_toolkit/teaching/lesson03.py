@@ -21,32 +21,35 @@ from typing import Any
 
 import numpy as np
 
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
            "check_decay_rate", "check_discrete_lyapunov_kron",
-           "check_lyapunov_kron", "closed_loop", "reference_decay_rate",
-           "reference_discrete_lyapunov", "reference_lyapunov", "summary"]
+           "check_lyapunov_kron", "closed_loop", "summary"]
 
 
-def reference_lyapunov(A, M) -> np.ndarray:
+def _toolkit_lyapunov(case: dict[str, Any]) -> np.ndarray:
     """P of ``AᵀP + PA = -M`` (:func:`lds_toolkit.continuous_lyapunov`)."""
+    A, M = (case[k] for k in ('A', 'M'))
     from ..control import continuous_lyapunov
 
     return continuous_lyapunov(np.asarray(A, float), np.asarray(M, float))
 
 
-def reference_discrete_lyapunov(A, M) -> np.ndarray:
+def _toolkit_discrete_lyapunov(case: dict[str, Any]) -> np.ndarray:
     """P of ``AᵀPA - P = -M`` (:func:`lds_toolkit.discrete_lyapunov`)."""
+    A, M = (case[k] for k in ('A', 'M'))
     from ..control import discrete_lyapunov
 
     return discrete_lyapunov(np.asarray(A, float), np.asarray(M, float))
 
 
-def reference_decay_rate(P, M) -> float:
+def _toolkit_decay_rate(case: dict[str, Any]) -> float:
     """``λ_min(M) / λ_max(P)``, as :func:`lds_toolkit.verify` reports it (``decay_rate``)."""
+    P, M = (case[k] for k in ('P', 'M'))
     from ..control import verify
 
     P, M = np.asarray(P, float), np.asarray(M, float)
@@ -82,7 +85,9 @@ def _kron_solve(L: np.ndarray, M) -> np.ndarray:
     return np.linalg.solve(L, -M.reshape(-1, order="F")).reshape(n, n, order="F")
 
 
-def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
+def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``lyapunov_kron(A, M) -> P`` (exercise 1) on the paper's closed loop and a
     random stable 4x4 system. Recognises python-control's and scipy's equations, and the
     row-stacked vec with a non-symmetric answer."""
@@ -104,12 +109,13 @@ def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
                  "I ⊗ Aᵀ + Aᵀ ⊗ I", _kron_solve(np.kron(A.T, A.T), M))]
 
     return check_function("Lyapunov equation by Kronecker products", lyapunov_kron,
-                          reference_lyapunov, _cases(False), causes=causes, rtol=1e-8,
-                          atol=1e-10, verbose=verbose)
+                          by_case(_toolkit_lyapunov), cases or _cases(False), causes=causes,
+                          rtol=1e-8, atol=1e-10, time_limit=time_limit, verbose=verbose)
 
 
-def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
-                                 ) -> CheckResult:
+def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True,
+                                 cases: list[dict[str, Any]] | None = None,
+                                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``discrete_lyapunov_kron(A, M) -> P`` (exercise 3)."""
     def causes(A, M):
         from scipy.linalg import solve_discrete_lyapunov
@@ -127,11 +133,14 @@ def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
                  "factors are Aᵀ", _kron_solve(np.kron(A, A.T) - np.eye(len(A) ** 2), M))]
 
     return check_function("discrete Lyapunov equation by Kronecker products",
-                          discrete_lyapunov_kron, reference_discrete_lyapunov, _cases(True),
-                          causes=causes, rtol=1e-8, atol=1e-10, verbose=verbose)
+                          discrete_lyapunov_kron, by_case(_toolkit_discrete_lyapunov),
+                          cases or _cases(True), causes=causes, rtol=1e-8, atol=1e-10,
+                          time_limit=time_limit, verbose=verbose)
 
 
-def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
+def check_decay_rate(decay_rate, *, verbose: bool = True,
+                     cases: list[dict[str, Any]] | None = None,
+                     time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``decay_rate(P, M) -> ι`` (exercise 2) on the paper's P, M (ι = 0.4410/1.25)
     and a random pair."""
     from ..control import paper_system
@@ -139,8 +148,8 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
     system = paper_system()
     rng = np.random.default_rng(7)
     R, S = rng.standard_normal((2, 3, 3))
-    cases = [{"P": np.asarray(system.P), "M": np.asarray(system.M)},
-             {"P": R @ R.T + np.eye(3), "M": S @ S.T + 0.5 * np.eye(3)}]
+    cases = cases or [{"P": np.asarray(system.P), "M": np.asarray(system.M)},
+                      {"P": R @ R.T + np.eye(3), "M": S @ S.T + 0.5 * np.eye(3)}]
 
     def causes(P, M):
         lp, lm = np.linalg.eigvalsh(P), np.linalg.eigvalsh(M)
@@ -155,9 +164,9 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
                 ("eigvalsh sorts in ascending order: [0] is the smallest, [-1] the largest",
                  lm[-1] / lp[0])]
 
-    return check_function("guaranteed decay rate", decay_rate, reference_decay_rate, cases,
+    return check_function("guaranteed decay rate", decay_rate, by_case(_toolkit_decay_rate), cases,
                           compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-12,
-                          verbose=verbose)
+                          time_limit=time_limit, verbose=verbose)
 
 
 # The interpretation question: multiple choice, the right choice kept as a digest (the
