@@ -267,11 +267,10 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
                        f"{_fmt(exp)}", verbose, {"abs_error": err})
     text = (f"yours {_fmt(value)}, expected {_fmt(exp)} (difference {err:.3g}, "
             f"{err / abs(exp) if exp else float('inf'):.3g} relative)")
-    for label, wrong_value in causes:
-        wrong_value = complex(wrong_value) if isinstance(wrong_value, complex) \
-            else float(wrong_value)
-        if value == wrong_value or (np.isfinite(wrong_value) and  # inf would match all
-                                    abs(value - wrong_value) <= atol + rtol * abs(wrong_value)):
+    for label, wrong in causes:
+        wv = complex(wrong) if isinstance(wrong, complex) else float(wrong)
+        if value == wv or (np.isfinite(wv) and  # an infinite slip would match every value
+                           abs(value - wv) <= atol + rtol * abs(wv)):
             text += f"; likely cause: {label}"
             break
     else:

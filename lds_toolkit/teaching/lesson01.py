@@ -17,6 +17,7 @@ response, its memory and where ``|λ|`` lies on the regions of ``T = 1024``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -216,7 +217,7 @@ def _expected_region(**case: Any) -> str:
 
 def _compare_region(name: str, answer: Any, expected: str, **options: Any) -> CheckResult:
     """:func:`check_equal`, with either side's label passing at an inexact end point."""
-    accepted = getattr(expected, "accepted", frozenset())
+    accepted: frozenset[str] = getattr(expected, "accepted", frozenset())
     if isinstance(answer, str) and answer not in _LABELS:
         return report(name, "wrong", f"yours {answer!r}: answer with one of the labels "
                       f"{', '.join(map(repr, _LABELS))}", options.get("verbose", True))
@@ -367,6 +368,7 @@ def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
           "region_of": check_region, "interpretation": check_interpretation}
 

@@ -19,6 +19,7 @@ against the continuous system (python-control's ``frequency_response``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -229,6 +230,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
           "tustin_from_s4": check_tustin_from_s4,
           "interpretation": check_interpretation}

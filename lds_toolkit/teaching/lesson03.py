@@ -17,6 +17,7 @@ none exists when the closed loop is unstable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -201,6 +202,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"lyapunov_kron": check_lyapunov_kron, "decay_rate": check_decay_rate,
           "discrete_lyapunov_kron": check_discrete_lyapunov_kron,
           "interpretation": check_interpretation}

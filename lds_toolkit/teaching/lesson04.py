@@ -20,6 +20,7 @@ example, S4++ Fig. 1): the replay's ``max |x|`` on ``[0, 10]``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -300,6 +301,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay,
           "interpretation": check_interpretation}
 

@@ -23,6 +23,7 @@ regret against the best fixed predictor and where a run diverges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -384,6 +385,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"projected_step": check_projected_step, "best_in_hindsight": check_best_in_hindsight,
           "safe_step": check_safe_step,
           "interpretation": check_interpretation}

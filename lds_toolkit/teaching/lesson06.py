@@ -21,6 +21,7 @@ last filter above the float64 floor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -410,6 +411,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"hankel_matrix": check_hankel_matrix, "top_filters": check_top_filters,
           "projection_residual": check_projection_residual,
           "resolvable_count": check_resolvable_count,

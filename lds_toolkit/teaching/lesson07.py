@@ -22,6 +22,7 @@ tails and the measured loss ratio (context sqrt(T) over full context) of Algorit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -369,6 +370,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"second_difference": check_second_difference, "tail_energy": check_tail_energy,
           "worst_eigenvalue": check_worst_eigenvalue,
           "interpretation": check_interpretation}

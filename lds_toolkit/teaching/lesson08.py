@@ -22,6 +22,7 @@ impulse response. The layer is the one the lesson hands over with :func:`use_lay
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -369,6 +370,7 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"bilinear_modes": check_bilinear_modes, "certificate_rate": check_certificate_rate,
           "region_counts": check_region_counts,
           "interpretation": check_interpretation}
