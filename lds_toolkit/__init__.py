@@ -23,12 +23,14 @@ from .control import (
 )
 from .learning import (
     BestInHindsight,
+    KalmanPredictor,
     LastValue,
     LDSOracle,
     SpectralFiltering,
     SpectralFilteringAR2,
     asymmetric_regret,
     spectral_filters,
+    stationary_kalman,
 )
 from .systems import (
     LDS,
@@ -59,6 +61,7 @@ __all__ = [
     "BestInHindsight",
     "LDS",
     "LDSOracle",
+    "KalmanPredictor",
     "LastValue",
     "SpectralFiltering",
     "SpectralFilteringAR2",
@@ -85,5 +88,6 @@ __all__ = [
     "simulate_continuous",
     "simulate_etc",
     "spectral_filters",
+    "stationary_kalman",
     "verify",
 ]
