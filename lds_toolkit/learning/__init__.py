@@ -22,7 +22,7 @@ from .filters import (
     filter_matrix,
     spectral_filters,
 )
-from .kalman import KalmanGain, KalmanPredictor, stationary_kalman
+from .kalman import KalmanGain, KalmanPredictor, kalman_predict, stationary_kalman
 from .learners import (
     BestInHindsight,
     LastValue,
@@ -50,6 +50,7 @@ __all__ = [
     "KalmanPredictor",
     "KalmanGain",
     "stationary_kalman",
+    "kalman_predict",
     "BestInHindsight",
     "LearnerDivergedError",
     "RegretCurve",

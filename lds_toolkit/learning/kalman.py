@@ -37,7 +37,7 @@ import numpy as np
 from ._online import as_streams
 from .learners import LDSOracle
 
-__all__ = ["KalmanGain", "KalmanPredictor", "stationary_kalman"]
+__all__ = ["KalmanGain", "KalmanPredictor", "kalman_predict", "stationary_kalman"]
 
 
 @dataclass(frozen=True)
@@ -176,31 +176,67 @@ class KalmanPredictor(LDSOracle):
         self.n_updates_ += 1
 
     def fit_predict(self, u, y, *, design=None):
-        """The predictions yhat_t of a whole stream (``losses_`` per step).
-
-        The predictor is the LTI system ``shat_{t+1} = (A - L C) shat_t + B u_t + L z_t``,
-        ``yhat_t = C shat_t + D u_{t-1}`` with ``z_t = y_t - D u_{t-1}``, run by
-        :func:`lds_toolkit.systems.simulate`.
-        """
-        from ..systems import LDS, simulate
-
+        """The predictions yhat_t of a whole stream (``losses_`` per step), by
+        :func:`kalman_predict` with the stationary gain."""
         if design is not None:
             raise ValueError("KalmanPredictor has no features: design must be None")
         system, x0 = self._check_system()
         u, y = as_streams(u, y, system.n_inputs, system.n_outputs)
         self.reset(u.shape[1], y.shape[1])
-        A, B, C, D = (np.asarray(m, float) for m in (system.A, system.B, system.C, system.D))
-        L = self._L
-        u_prev = np.vstack([np.zeros((1, u.shape[1])), u[:-1]])
-        z = y - u_prev @ D.T
-        loop = LDS(A - L @ C, np.hstack([B, L]), C, np.zeros((C.shape[0], B.shape[1]
-                                                                  + L.shape[1])), dt=1)
-        res = simulate(loop, np.hstack([u, z]), x0=x0, output="standard",
-                       return_states=False)
-        pred = res.y + u_prev @ D.T
+        pred, final = _predict(system, self._L, u, y, x0)
         self.losses_ = np.sum((pred - y) ** 2, axis=1)
         self.n_updates_ = u.shape[0]
-        self._state = res.final_state.copy()
+        self._state = final
         self._u_prev = u[-1].copy()
         self._codecs[0].kind = self._codecs[1].kind = "array"
         return pred
+
+
+def _predict(system, L, u, y, x0):
+    """``(yhat, shat_T)``: the predictor as the LTI system ``shat_{t+1} = (A - L C) shat_t +
+    B u_t + L z_t``, ``yhat_t = C shat_t + D u_{t-1}``, ``z_t = y_t - D u_{t-1}``, run by
+    :func:`lds_toolkit.systems.simulate`."""
+    from ..systems import LDS, simulate
+
+    A, B, C, D = (np.asarray(m, float) for m in (system.A, system.B, system.C, system.D))
+    u_prev = np.vstack([np.zeros((1, u.shape[1])), u[:-1]])
+    z = y - u_prev @ D.T
+    loop = LDS(A - L @ C, np.hstack([B, L]), C,
+               np.zeros((C.shape[0], B.shape[1] + L.shape[1])), dt=1)
+    res = simulate(loop, np.hstack([u, z]), x0=x0, output="standard", return_states=False)
+    return res.y + u_prev @ D.T, res.final_state.copy()
+
+
+def kalman_predict(system, L, u, y, x0=None) -> np.ndarray:
+    """The one-step predictions ``yhat_t`` of the predictor with gain ``L`` on a stream.
+
+    ``yhat_t = C shat_t + D u_{t-1}``, ``shat_{t+1} = A shat_t + B u_t + L (y_t - yhat_t)``,
+    ``shat_0 = x0`` (zeros by default): :class:`KalmanPredictor` with a gain of one's own
+    (``stationary_kalman(...).L`` gives the optimal one).
+
+    Parameters
+    ----------
+    system : lds_toolkit.systems.LDS or control.StateSpace
+        Discrete-time system.
+    L : array_like (n, d_out)
+        Predictor gain.
+    u : array_like (T, d_in) or (T,)
+    y : array_like (T, d_out) or (T,)
+    x0 : array_like (n,), optional
+
+    Returns
+    -------
+    ndarray (T, d_out)
+    """
+    from .._validation import as_float_array
+    from ..systems.lds import require_discrete
+    from ._online import as_vector
+
+    system = require_discrete(system, "system")
+    n, d_out = system.n_states, system.n_outputs
+    L = as_float_array("L", L)
+    if L.shape != (n, d_out) or not np.all(np.isfinite(L)):
+        raise ValueError(f"L must be a finite ({n}, {d_out}) gain, got shape {L.shape}")
+    u, y = as_streams(u, y, system.n_inputs, d_out)
+    x0 = np.zeros(n) if x0 is None else as_vector("x0", x0, n)
+    return _predict(system, L, u, y, x0)[0]

@@ -100,3 +100,21 @@ def test_undetectable_unstable_mode_is_refused():
     system = lt.LDS([[1.5, 0.0], [0.0, 0.5]], [[1.0], [1.0]], [[0.0, 1.0]], dt=1)
     with pytest.raises(ValueError, match="detectable"):
         stationary_kalman(system, 1.0, 1.0)
+
+
+def test_kalman_predict_with_a_gain_of_ones_own():
+    """Any gain: against the predictor's recursion written out step by step."""
+    system = _system(D=0.4)
+    rng = np.random.default_rng(8)
+    u, y = rng.standard_normal((50, 1)), rng.standard_normal((50, 1))
+    L = np.array([[0.3], [-0.1], [0.2]])
+    s, u_prev, want = np.array([0.5, 0.0, 0.1]), np.zeros(1), []
+    for t in range(50):
+        yhat = C @ s + 0.4 * u_prev
+        want.append(yhat)
+        s = A @ s + B @ u[t] + L @ (y[t] - yhat)
+        u_prev = u[t]
+    got = lt.learning.kalman_predict(system, L, u, y, x0=[0.5, 0.0, 0.1])
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"L must be a finite \(3, 1\) gain"):
+        lt.learning.kalman_predict(system, L.T, u, y)
