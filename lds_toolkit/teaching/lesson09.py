@@ -14,7 +14,10 @@ Exercises:
    :func:`lds_toolkit.learning.kalman_predict` (the predictor as an LTI system simulated by the
    toolkit).
 3. :func:`check_catch_up_time` — from when on a learner's average regret against the best
-   predictor stays below a tolerance, against a vectorised count (suffix maxima).
+   predictor stays below a tolerance, against a vectorised count.
+
+The interpretation question, :func:`check_least_loss`: the least loss of a predictor that
+starts from y_{t-1}, on measurement noise alone (a number).
 
 The slider ``lesson09.regret`` moves σ_w, σ_v and the horizon read, and shows the average
 regret of Algorithm 1 against the Kalman predictor. Its spectral-filtering run is computed
@@ -33,12 +36,13 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .check import CheckResult, check_equal, check_function, run_checks
+from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "summary", "check_predictor_gain", "check_kalman_predictions",
-           "check_catch_up_time", "reference_predictor_gain", "reference_kalman_predictions",
-           "reference_catch_up_time", "noisy_stream", "stream_parts", "spectral_run"]
+           "check_catch_up_time", "check_least_loss", "reference_predictor_gain",
+           "reference_kalman_predictions", "reference_catch_up_time", "noisy_stream",
+           "stream_parts", "spectral_run", "CATCH_UP_SHARE"]
 
 
 # ------------------------------------------------------------------------ the stream
@@ -272,10 +276,31 @@ def check_catch_up_time(catch_up_time, *, verbose: bool = True) -> CheckResult:
                           verbose=verbose)
 
 
+# ------------------------------------------------- the interpretation question
+def check_least_loss(answer, *, verbose: bool = True) -> CheckResult:
+    """The lesson's question: the least expected loss, in units of σ_v², of a predictor
+    ``y_{t-1} + f(u_{<t})`` on a stream with measurement noise only. The error is then
+    ``(C s_t - C s_{t-1} - f) + v_t - v_{t-1}``, and ``v_{t-1}`` is independent of the
+    inputs: ``2`` (the variance of ``v_t - v_{t-1}``), reached by ``f = C (s_t - s_{t-1})``.
+    Checked against a simulation as well as the value (tests/teaching)."""
+    return check_scalar(
+        "least loss of y_{t-1} + f(u)", answer, 2.0, rtol=0.05, atol=0.0,
+        causes=[("that is the Kalman predictor's own loss; y_{t-1} brings v_{t-1} along, "
+                 "which no function of the inputs can cancel", 1.0),
+                ("v_t cannot be foreseen by anyone: the loss is at least σ_v²", 0.0),
+                ("v_t and v_{t-1} are independent: their variances add, they do not cancel",
+                 0.0),
+                ("that is the standard deviation of v_t - v_{t-1}, √2 σ_v; the loss is its "
+                 "variance", math.sqrt(2.0)),
+                ("the model's part C (s_t - s_{t-1}) is a function of the inputs and can be "
+                 "predicted exactly: only the noise remains", 3.0)],
+        verbose=verbose)
+
+
 # --------------------------------------------------------------------------- the slider
 SLIDER_T = 2048
-#: The slider's tolerance for "caught up": average regret within this share of trace(S).
-CATCH_UP_SHARE = 0.1
+#: The lesson's tolerance for "caught up": average regret within this share of trace(S).
+CATCH_UP_SHARE = 0.2
 
 
 @lru_cache(maxsize=1)
@@ -366,7 +391,7 @@ def regret_slider(state, sigma_w: float, sigma_v: float, horizon: float) -> dict
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"predictor_gain": check_predictor_gain,
           "kalman_predictions": check_kalman_predictions,
-          "catch_up_time": check_catch_up_time}
+          "catch_up_time": check_catch_up_time, "least_loss_in_sigma_v2": check_least_loss}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
