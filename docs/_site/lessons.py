@@ -42,6 +42,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "docs" / "lessons"
+#: The answer keys and the hidden tests' grader: shipped in the autograder archives only.
+INSTRUCTOR = LESSONS / "instructor"
 TAGS = ("exercise", "check", "slider")
 _MARKERS = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION|SOLUTION)\b")
 
@@ -128,13 +130,65 @@ def format_problems(nb, name: str) -> list[str]:
 # --------------------------------------------------------------------------- otter assign
 
 
-def master_notebook(script: Path):
+def key_path(script: Path) -> Path:
+    """The lesson's answer key, ``docs/lessons/instructor/lds_keyNN.py`` (instructor only)."""
+    return INSTRUCTOR / f"lds_key{script.name[:2]}.py"
+
+
+def load_key(script: Path):
+    """The lesson's answer key as a module (``None`` when the lesson has none yet)."""
+    import importlib.util
+
+    path = key_path(script)
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"lds_key{script.name[:2]}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _test_cell(code: str, points: float, hidden: bool):
+    import nbformat
+
+    config = (f'""" # BEGIN TEST CONFIG\npoints: {points:g}\nhidden: '
+              f'{"true" if hidden else "false"}\n""" # END TEST CONFIG\n')
+    return nbformat.v4.new_code_cell(config + code)
+
+
+def question_tests(script: Path, names: list[str]) -> list:
+    """The test cells of one question: for each answer name, the public check (visible,
+    0 points: the student sees it pass or not) and one hidden test per hidden case of the
+    answer key, each worth its points (partial credit case by case; each call of the
+    student's function time-limited by the key's ``TIME_LIMIT``). A lesson without a key
+    yet: the public check, 1 point."""
+    lesson = module_name(script).rpartition(".")[2]
+    key = load_key(script)
+    stem = f"lds_key{script.name[:2]}"
+    cells = []
+    for n in names:
+        public = (f"from lds_toolkit.teaching import {lesson}\n"
+                  f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False)\n"
+                  f"assert result.passed, result.message")
+        hidden = key.HIDDEN.get(n, []) if key is not None else []
+        cells.append(_test_cell(public, 0 if hidden else 1, hidden=False))
+        for i, (points, _) in enumerate(hidden):
+            cells.append(_test_cell(
+                f"import lds_grading, {stem}\n"
+                f"from lds_toolkit.teaching import {lesson}\n"
+                f"result = lds_grading.grade({lesson}, {stem}, {n!r}, {i}, {n})\n"
+                f"assert result.passed, result.message", points, hidden=True))
+    return cells
+
+
+def master_notebook(script: Path, *, autograder_files: list[str] | None = None):
     """The otter-grader master notebook of a lesson: each exercise cell becomes a question
-    (prompt = the Markdown cell before it, solution = the exercise, test = its graded check)."""
+    (prompt = the Markdown cell before it, solution = the exercise, tests =
+    :func:`question_tests`). ``autograder_files``: files beside the master notebook that go
+    into the autograder archive only (the answer key and ``lds_grading.py``)."""
     import nbformat
 
     nb = read_lesson(script)
-    lesson = module_name(script).rpartition(".")[2]
     checks = __import__(module_name(script), fromlist=["CHECKS"]).CHECKS
     raw = nbformat.v4.new_raw_cell
     config = ("# ASSIGNMENT CONFIG\n"
@@ -142,21 +196,18 @@ def master_notebook(script: Path):
               "run_tests: false\nsolutions_pdf: false\n"
               "requirements:\n  - lds_toolkit\n"
               "generate:\n  zips: false\n")
+    if autograder_files:
+        config += "autograder_files:\n" + "".join(f"  - {f}\n" for f in autograder_files)
     cells = [raw(config)]
     for cell in nb.cells:
         if cell.cell_type == "code" and "exercise" in _tags(cell):
             names = sorted(defined_names(cell.source) & set(checks))
             prompt = cells.pop() if cells and cells[-1].cell_type == "markdown" else None
-            tests = "\n".join(
-                f"from lds_toolkit.teaching import {lesson}\n"
-                f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False)\n"
-                f"assert result.passed, result.message" for n in names)
-            cells.append(raw(f"# BEGIN QUESTION\nname: {'-'.join(names)}\npoints: "
-                             f"{len(names)}\ncheck_cell: false"))
+            cells.append(raw(f"# BEGIN QUESTION\nname: {'-'.join(names)}\ncheck_cell: false"))
             if prompt is not None:
                 cells.append(prompt)
             cells += [raw("# BEGIN SOLUTION"), cell, raw("# END SOLUTION"),
-                      raw("# BEGIN TESTS"), nbformat.v4.new_code_cell(tests),
+                      raw("# BEGIN TESTS"), *question_tests(script, names),
                       raw("# END TESTS"), raw("# END QUESTION")]
         else:
             cells.append(cell)
@@ -166,7 +217,8 @@ def master_notebook(script: Path):
 
 def assign(script: Path, out: Path) -> dict[str, Path]:
     """Run ``otter assign`` on the lesson's master notebook into ``out``; returns the paths
-    of the student notebook, the autograder notebook and the autograder archive."""
+    of the student notebook, the autograder notebook and the autograder archive (which
+    alone holds the answer key and ``lds_grading.py``)."""
     import logging
 
     import nbformat
@@ -174,17 +226,25 @@ def assign(script: Path, out: Path) -> dict[str, Path]:
 
     out = Path(out).resolve()
     with tempfile.TemporaryDirectory() as tmp:
+        extra = []
+        if key_path(script).is_file():
+            for src in (key_path(script), INSTRUCTOR / "lds_grading.py"):
+                shutil.copyfile(src, Path(tmp) / src.name)
+                extra.append(src.name)
         master = Path(tmp) / f"{script.stem}.ipynb"
-        nbformat.write(master_notebook(script), master)
+        nbformat.write(master_notebook(script, autograder_files=extra), master)
         result = Path(tmp) / "dist"
         otter_log = logging.getLogger("otter")
         level = otter_log.level
+        cwd = os.getcwd()
         with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             otter_log.setLevel(logging.WARNING)
             try:
+                os.chdir(tmp)  # otter takes autograder_files relative to the working dir
                 otter_assign(str(master), str(result), no_pdfs=True, no_run_tests=True)
             finally:
+                os.chdir(cwd)
                 otter_log.setLevel(level)
         paths = {"student": out / "student" / master.name,
                  "autograder_notebook": out / "autograder" / master.name,
