@@ -23,7 +23,7 @@
 # *where* the noise enters — and the reason is one line of Algorithm 1.
 #
 # Time: about 90 minutes of lecture and 90 of lab (exercises 1–3: 20, 25 and 20 minutes;
-# the slider and the question: 25).
+# the interpretation question 5, the slider 20).
 
 # %%
 import math
@@ -97,7 +97,7 @@ print(f"the model run open loop (LDSOracle) loses {oracle.losses_.mean():.4g} pe
 # The open-loop model knows $A, B, C$ too, but ignores the measurements: the process noise
 # it cannot see accumulates in the slow mode. The Kalman predictor's correction puts it back.
 #
-# ## Exercise 1 — the stationary gain
+# ## Exercise 1 — the stationary gain (≈ 20 min)
 #
 # Write `predictor_gain(A, C, Q, R)` returning the stationary predictor gain $L$, an array of
 # shape $(n, d_\text{out})$. The recursion above defines it as a limit; find that limit
@@ -118,7 +118,7 @@ def predictor_gain(A, C, Q, R):
 lesson09.check_predictor_gain(predictor_gain)
 
 # %% [markdown]
-# ## Exercise 2 — run the predictor
+# ## Exercise 2 — run the predictor (≈ 25 min)
 #
 # Write `kalman_predictions(A, B, C, L, u, y)`: the predictions $\hat y_t$, $t = 0 \dots T-1$,
 # of the predictor with gain `L` started at $\hat s_0 = 0$, an array of the shape of `y`.
@@ -181,7 +181,7 @@ plt.show()
 # itself. (Almost noiseless, the optimum's loss is tiny, and the learner's own learning
 # error is what remains.)
 #
-# ## Exercise 3 — from when on has it caught up?
+# ## Exercise 3 — from when on has it caught up? (≈ 20 min)
 #
 # Write `catch_up_time(losses, best_losses, tol)`: the smallest $t$ (steps counted from 1,
 # `losses[t - 1]` being step $t$) such that the average regret $R_s/s$ is at most `tol` for
@@ -206,15 +206,8 @@ def catch_up_time(losses, best_losses, tol):
 lesson09.check_catch_up_time(catch_up_time)
 
 # %% [markdown]
-# With the toolkit's answer, the catch-up time at a tolerance of a fifth of the optimum's
-# loss ($0.2\operatorname{tr} S$, `lesson09.CATCH_UP_SHARE`), for the three streams:
-
-# %%
-for name, (sw, sv) in settings.items():
-    sf_loss, k_loss = regret[name]
-    tol = lesson09.CATCH_UP_SHARE * lt.stationary_kalman(system, sw**2, sv**2).expected_loss
-    print(f"{name:28s}: caught up from t = "
-          f"{lesson09.reference_catch_up_time(sf_loss, k_loss, tol)}")
+# The slider below reports the catch-up time at a tolerance of a fifth of the optimum's loss
+# ($0.2\operatorname{tr} S$, `lesson09.CATCH_UP_SHARE`) for any noise levels.
 
 # %% [markdown]
 # ## Why: the one line of Algorithm 1 that sees the noise
@@ -225,17 +218,24 @@ for name, (sw, sv) in settings.items():
 # predictor does. With measurement noise, $y_{t-1} = C s_{t-1} + v_{t-1}$ hands the
 # prediction the whole of $v_{t-1}$, which the Kalman predictor averages away.
 #
-# **Question.** A stream has measurement noise only ($Q = 0$, $R = \sigma_v^2$). The
-# Kalman predictor then loses $\sigma_v^2$ per step on average (it is the model run open
-# loop: nothing is hidden in the state). What is the least expected loss per step, in units
-# of $\sigma_v^2$, of *any* predictor of the form $\hat y_t = y_{t-1} + f(u_{<t})$ — even one
-# that knows the model? Answer with a number.
+# ## Interpretation question (≈ 5 min)
+#
+# A stream has measurement noise only ($Q = 0$, $R = \sigma_v^2$); the Kalman predictor then
+# loses $\sigma_v^2$ per step on average (the state is a function of the inputs: it is the
+# model run open loop). What is the least expected loss per step of *any* predictor of the
+# form $\hat y_t = y_{t-1} + f(u_{<t})$ — even one that knows the model? Set
+# `interpretation` to one letter:
+#
+# * **a** — $\sigma_v^2$: knowing the model, it can match the Kalman predictor;
+# * **b** — $2\sigma_v^2$: $y_{t-1}$ brings $v_{t-1}$ along, and $v_t$ comes on top;
+# * **c** — $\sqrt2\,\sigma_v^2$: the two noises partly cancel;
+# * **d** — $0$: with enough data any predictor learns the noise away.
 
 # %% tags=["exercise"]
-least_loss_in_sigma_v2 = 2.0  # SOLUTION
+interpretation = "b"  # SOLUTION
 
 # %% tags=["check"]
-lesson09.check_least_loss(least_loss_in_sigma_v2)
+lesson09.check_interpretation(interpretation)
 
 # %% [markdown]
 # So with measurement noise the per-step gap never closes: Algorithm 1's regret against the
@@ -266,4 +266,4 @@ show_slider("lesson09.regret")
 
 # %% tags=["check"]
 lesson09.summary(predictor_gain=predictor_gain, kalman_predictions=kalman_predictions,
-                 catch_up_time=catch_up_time, least_loss_in_sigma_v2=least_loss_in_sigma_v2)
+                 catch_up_time=catch_up_time, interpretation=interpretation)

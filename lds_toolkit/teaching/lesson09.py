@@ -14,10 +14,13 @@ Exercises:
    :func:`lds_toolkit.learning.kalman_predict` (the predictor as an LTI system simulated by the
    toolkit).
 3. :func:`check_catch_up_time` — from when on a learner's average regret against the best
-   predictor stays below a tolerance, against a vectorised count.
+   predictor stays below a tolerance, against a vectorised count on the average regret.
 
-The interpretation question, :func:`check_least_loss`: the least loss of a predictor that
-starts from y_{t-1}, on measurement noise alone (a number).
+The interpretation question (:data:`INTERPRETATION`, multiple choice): the least loss of a
+predictor that starts from y_{t-1}, on measurement noise alone. The expected values come from
+the toolkit's library, each taking the *case* (no function here has an exercise's
+signature); the answer key with the solutions is instructor-only
+(``docs/lessons/instructor/lds_key09.py``).
 
 The slider ``lesson09.regret`` moves σ_w, σ_v and the horizon read, and shows the average
 regret of Algorithm 1 against the Kalman predictor. Its spectral-filtering run is computed
@@ -36,13 +39,14 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
+from .calling import DEFAULT_TIME_LIMIT
+from .check import CheckResult, check_equal, check_function, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_predictor_gain", "check_kalman_predictions",
-           "check_catch_up_time", "check_least_loss", "reference_predictor_gain",
-           "reference_kalman_predictions", "reference_catch_up_time", "noisy_stream",
-           "stream_parts", "spectral_run", "CATCH_UP_SHARE"]
+__all__ = ["CHECKS", "INTERPRETATION", "summary", "check_predictor_gain",
+           "check_kalman_predictions", "check_catch_up_time", "check_interpretation",
+           "noisy_stream", "stream_parts", "spectral_run", "CATCH_UP_SHARE"]
 
 
 # ------------------------------------------------------------------------ the stream
@@ -88,14 +92,14 @@ def spectral_run(u, y, k: int = 8):
 
 
 # ----------------------------------------------------------- exercise 1: the gain
-def reference_predictor_gain(A, C, Q, R) -> np.ndarray:
-    """The toolkit's answer to exercise 1: ``stationary_kalman(LDS(A, 0, C), Q, R).L``."""
+def _toolkit_gain(case: dict[str, Any]) -> np.ndarray:
+    """``stationary_kalman(LDS(A, 0, C), Q, R).L`` of a case."""
     from ..learning import stationary_kalman
     from ..systems import LDS
 
-    A, C = np.asarray(A, float), np.asarray(C, float)
+    A, C = np.asarray(case["A"], float), np.asarray(case["C"], float)
     system = LDS(A, np.zeros((A.shape[0], 1)), C, dt=1)
-    return stationary_kalman(system, Q, R).L
+    return stationary_kalman(system, case["Q"], case["R"]).L
 
 
 def _gain_cases() -> list[dict[str, Any]]:
@@ -143,23 +147,30 @@ def _gain_causes(A, C, Q, R) -> list[tuple[str, Any]]:
     return out
 
 
-def check_predictor_gain(predictor_gain, *, verbose: bool = True) -> CheckResult:
+def check_predictor_gain(predictor_gain, *, verbose: bool = True,
+                         cases: list[dict[str, Any]] | None = None,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``predictor_gain(A, C, Q, R)`` (exercise 1) on a two-output system (where
     transposed and swapped arguments have valid shapes), the lesson's system and a
-    non-normal three-state one with a full Q."""
+    non-normal three-state one with a full Q. Recognises the filter gain, R or nothing in
+    place of S⁻¹, one step of the recursion, the LQR equation unconverted, Q and R swapped,
+    and the transpose. ``cases`` replaces the public cases (the autograder's hidden ones);
+    ``time_limit``: seconds per call."""
     return check_function("stationary predictor gain", predictor_gain,
-                          reference_predictor_gain, _gain_cases(), causes=_gain_causes,
-                          rtol=1e-7, atol=1e-10, verbose=verbose)
+                          lambda **case: _toolkit_gain(case), cases or _gain_cases(),
+                          causes=_gain_causes, rtol=1e-7, atol=1e-10, time_limit=time_limit,
+                          verbose=verbose)
 
 
 # -------------------------------------------------------- exercise 2: the predictions
-def reference_kalman_predictions(A, B, C, L, u, y) -> np.ndarray:
-    """The toolkit's answer to exercise 2: ``kalman_predict(LDS(A, B, C), L, u, y)``."""
+def _toolkit_predictions(case: dict[str, Any]) -> np.ndarray:
+    """``kalman_predict(LDS(A, B, C), L, u, y)`` of a case."""
     from ..learning import kalman_predict
     from ..systems import LDS
 
-    return kalman_predict(LDS(np.asarray(A, float), np.asarray(B, float),
-                              np.asarray(C, float), dt=1), L, u, y)
+    system = LDS(np.asarray(case["A"], float), np.asarray(case["B"], float),
+                 np.asarray(case["C"], float), dt=1)
+    return kalman_predict(system, case["L"], case["u"], case["y"])
 
 
 def _prediction_cases() -> list[dict[str, Any]]:
@@ -180,7 +191,10 @@ def _prediction_cases() -> list[dict[str, Any]]:
 
 def _prediction_causes(A, B, C, L, u, y) -> list[tuple[str, Any]]:
     A, B, C, L, u, y = (np.asarray(m, float) for m in (A, B, C, L, u, y))
-    run = reference_kalman_predictions
+
+    def run(A, B, C, L, u, y):
+        return _toolkit_predictions({"A": A, "B": B, "C": C, "L": L, "u": u, "y": y})
+
     u_prev = np.vstack([np.zeros((1, u.shape[1])), u[:-1]])
     ext = run(A, B, C, L, np.vstack([u, u[-1:]]), np.vstack([y, y[-1:]]))
     out = [("the correction L (y_t − ŷ_t) is missing: that is the model run open loop (the "
@@ -191,33 +205,48 @@ def _prediction_causes(A, B, C, L, u, y) -> list[tuple[str, Any]]:
             run(A, B, C, L, u_prev, y)),
            ("ŷ_t must be made before y_t is seen: predict from ŝ_t, then correct; these are "
             "the predictions of the next step", ext[1:])]
-    with np.errstate(all="ignore"):
-        flipped = run(A, B, C, -L, u, y) if np.max(np.abs(np.linalg.eigvals(A + L @ C))) < 1 \
-            else None
-    if flipped is not None:
-        out.append(("the correction is + L (y_t − ŷ_t): the sign is flipped", flipped))
+    from ..systems import SimulationDivergedError
+
+    try:  # A + L C is often unstable: the run grows, and may leave the simulator's bound
+        with np.errstate(all="ignore"):
+            out.append(("the correction is + L (y_t − ŷ_t): the sign is flipped",
+                        run(A, B, C, -L, u, y)))
+    except SimulationDivergedError:
+        pass
     return out
 
 
-def check_kalman_predictions(kalman_predictions, *, verbose: bool = True) -> CheckResult:
+def check_kalman_predictions(kalman_predictions, *, verbose: bool = True,
+                             cases: list[dict[str, Any]] | None = None,
+                             time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``kalman_predictions(A, B, C, L, u, y)`` (exercise 2) on the lesson's stream at
-    two noise levels and on a two-input, two-output system with an arbitrary gain."""
+    two noise levels and on a two-input, two-output system with an arbitrary gain.
+    Recognises the correction or the input left out, u_{t-1} in the update, predictions made
+    after the correction, and the correction's sign."""
     return check_function("Kalman predictions", kalman_predictions,
-                          reference_kalman_predictions, _prediction_cases(),
-                          causes=_prediction_causes, rtol=1e-7, atol=1e-9, verbose=verbose)
+                          lambda **case: _toolkit_predictions(case),
+                          cases or _prediction_cases(), causes=_prediction_causes, rtol=1e-7,
+                          atol=1e-9, time_limit=time_limit, verbose=verbose)
 
 
 # ----------------------------------------------------------- exercise 3: catching up
-def reference_catch_up_time(losses, best_losses, tol: float):
-    """The answer to exercise 3, vectorised: with ``R_t / t`` the average regret after t
-    steps, the step after the last t whose average exceeds ``tol`` (``math.inf`` when the
-    last one does, 1 when none does)."""
+def average_regret(losses, best_losses) -> np.ndarray:
+    """``R_t / t`` for t = 1 .. T: the running mean of ``losses - best_losses``."""
     d = np.asarray(losses, float) - np.asarray(best_losses, float)
-    avg = np.cumsum(d) / np.arange(1, d.size + 1)
+    return np.cumsum(d) / np.arange(1, d.size + 1)
+
+
+def _stays_below(avg: np.ndarray, tol: float):
+    """The step after the last t whose average exceeds ``tol`` (``math.inf`` when the last
+    one does, 1 when none does): a vectorised count on the average regret."""
     above = np.flatnonzero(avg > tol)
     if above.size == 0:
         return 1
-    return math.inf if above[-1] == d.size - 1 else int(above[-1]) + 2
+    return math.inf if above[-1] == avg.size - 1 else int(above[-1]) + 2
+
+
+def _toolkit_catch_up(case: dict[str, Any]):
+    return _stays_below(average_regret(case["losses"], case["best_losses"]), case["tol"])
 
 
 def _catch_up_cases() -> list[dict[str, Any]]:
@@ -242,7 +271,7 @@ def _catch_up_causes(losses, best_losses, tol) -> list[tuple[str, Any]]:
     n = d.size
     t = np.arange(1, n + 1)
     avg = np.cumsum(d) / t
-    expected = reference_catch_up_time(losses, best_losses, tol)
+    expected = _stays_below(avg, tol)
 
     def stays(ok):  # first t from which ok holds to the end, inf if it fails at the end
         bad = np.flatnonzero(~ok)
@@ -267,36 +296,47 @@ def _catch_up_causes(losses, best_losses, tol) -> list[tuple[str, Any]]:
     return out
 
 
-def check_catch_up_time(catch_up_time, *, verbose: bool = True) -> CheckResult:
+def check_catch_up_time(catch_up_time, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``catch_up_time(losses, best_losses, tol)`` (exercise 3) on a regret that dips
     below the tolerance and rises again, one that never catches up, one below from the
-    start, and Algorithm 1 against the Kalman predictor on the lesson's stream."""
-    return check_function("catch-up time", catch_up_time, reference_catch_up_time,
-                          _catch_up_cases(), compare=check_equal, causes=_catch_up_causes,
-                          verbose=verbose)
+    start, and Algorithm 1 against the Kalman predictor on the lesson's stream. Recognises
+    the first dip, the cumulative regret, single steps, the sign, a 0-based count and a
+    number other than ``math.inf`` for "never"."""
+    return check_function("catch-up time", catch_up_time,
+                          lambda **case: _toolkit_catch_up(case), cases or _catch_up_cases(),
+                          compare=check_equal, causes=_catch_up_causes,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------- the interpretation question
-def check_least_loss(answer, *, verbose: bool = True) -> CheckResult:
-    """The lesson's question: the least expected loss, in units of σ_v², of a predictor
-    ``y_{t-1} + f(u_{<t})`` on a stream with measurement noise only. The error is then
-    ``(C s_t - C s_{t-1} - f) + v_t - v_{t-1}``, and ``v_{t-1}`` is independent of the
-    inputs: ``2`` (the variance of ``v_t - v_{t-1}``), reached by ``f = C (s_t - s_{t-1})``.
-    Checked against a simulation as well as the value (tests/teaching)."""
-    return check_scalar(
-        "least loss of y_{t-1} + f(u)", answer, 2.0, rtol=0.05, atol=0.0,
-        causes=[("that is the Kalman predictor's own loss; y_{t-1} brings v_{t-1} along, "
-                 "which no function of the inputs can cancel", 1.0),
-                ("v_t cannot be foreseen by anyone: the loss is at least σ_v²", 0.0),
-                ("v_t and v_{t-1} are independent: their variances add, they do not cancel",
-                 0.0),
-                ("that is the standard deviation of v_t - v_{t-1}, √2 σ_v; the loss is its "
-                 "variance", math.sqrt(2.0)),
-                ("the model's part C (s_t - s_{t-1}) is a function of the inputs and can be "
-                 "predicted exactly: only the noise remains", 3.0)],
-        verbose=verbose)
-
-
+# Multiple choice, the right choice kept as a digest; each wrong choice has its own hint.
+# The answer: with Q = 0 the state is a function of the inputs, the error of
+# y_{t-1} + f(u_{<t}) is (C s_t - C s_{t-1} - f) + v_t - v_{t-1}, and v_{t-1} is independent
+# of the inputs (tests/teaching/test_lesson09.py measures it).
+INTERPRETATION = ChoiceQuestion(
+    key="lesson09.interpretation",
+    question=("A stream has measurement noise only (Q = 0, R = σ_v²); the Kalman predictor "
+              "then loses σ_v² per step. What is the least expected loss per step of any "
+              "predictor of the form y_{t-1} + f(u_{<t}), even one that knows the model?"),
+    choices={
+        "a": "σ_v²: knowing the model, it can match the Kalman predictor",
+        "b": "2 σ_v²: y_{t-1} brings v_{t-1} along, and v_t comes on top",
+        "c": "√2 σ_v²: the two noises partly cancel",
+        "d": "0: with enough data any predictor learns the noise away",
+    },
+    digest="069c8ccb961f26db4268bfea394f0dae3985a4eefb1e33a41bf869e04b0d94fe",
+    hints={
+        "a": "knowing the model fixes f, not y_{t-1}: the prediction starts from "
+             "y_{t-1} = C s_{t-1} + v_{t-1}, and no function of the inputs can cancel "
+             "v_{t-1}; the Kalman predictor does not start from y_{t-1}",
+        "c": "v_t and v_{t-1} are independent: the variance of v_t - v_{t-1} is the sum of "
+             "theirs; √2 σ_v is its standard deviation, not the loss",
+        "d": "v_t is fresh at every step: no predictor foresees it, so the loss is at least "
+             "σ_v², and a predictor that starts from y_{t-1} carries v_{t-1} as well",
+    },
+    minutes=5)
 # --------------------------------------------------------------------------- the slider
 SLIDER_T = 2048
 #: The lesson's tolerance for "caught up": average regret within this share of trace(S).
@@ -376,7 +416,7 @@ def regret_slider(state, sigma_w: float, sigma_v: float, horizon: float) -> dict
         if key == "sf":
             state["sf_line"].set_ydata(np.maximum(_moving_average(loss, 64)[lin_i], 1e-8))
             out["R_t/t at t (Alg. 1)"] = float(avg[h - 1])
-            caught = reference_catch_up_time(loss[:h], k_loss[:h], CATCH_UP_SHARE * scale)
+            caught = _stays_below(avg[:h], CATCH_UP_SHARE * scale)
             out["caught up from t"] = "not by t" if caught == math.inf else int(caught)
         else:
             out["R_t/t at t (y_{t-1})"] = float(avg[h - 1])
@@ -388,10 +428,15 @@ def regret_slider(state, sigma_w: float, sigma_v: float, horizon: float) -> dict
     return out
 
 
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
 CHECKS = {"predictor_gain": check_predictor_gain,
           "kalman_predictions": check_kalman_predictions,
-          "catch_up_time": check_catch_up_time, "least_loss_in_sigma_v2": check_least_loss}
+          "catch_up_time": check_catch_up_time, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
