@@ -62,7 +62,7 @@ def lesson(request, tmp_path_factory):
 def test_lessons_exist_and_follow_the_format():
     import jupytext
 
-    assert [s.name[:2] for s in SCRIPTS] == [f"{i:02d}" for i in range(1, 10)]  # nine lessons
+    assert [s.name[:2] for s in SCRIPTS] == [f"{i:02d}" for i in range(1, 11)]  # ten lessons
     for script in SCRIPTS:
         assert lessons.format_problems(jupytext.read(script), script.name) == []
 
