@@ -11,7 +11,8 @@ Where things live:
   :class:`SliderApp` redraws it (the widget callback), :func:`show_slider` shows it (ipywidgets,
   the optional ``teach`` extra, imported only there), :func:`registered_sliders` finds them all.
 * ``lessonNN`` — one module per lesson: its exercise checks (``check_*``), the reference
-  answers (``reference_*``) and its slider. Lesson 8 needs torch; the others numpy only.
+  answers (``reference_*``) and its slider. Lessons 8 and 10 need torch; the others numpy
+  only.
 
 Nothing here changes global state: figures are ``matplotlib.figure.Figure`` objects drawn on
 the Agg canvas, never through pyplot.
