@@ -71,8 +71,10 @@ class KalmanGain:
 def _covariance(name: str, value, size: int, definite: bool) -> np.ndarray:
     """A symmetric (size, size) covariance; a number q means q I. Positive definite when
     ``definite``, else semi-definite."""
-    arr = np.asarray(value, dtype=np.float64) if not np.isscalar(value) else \
-        float(value) * np.eye(size)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        arr = float(value) * np.eye(size)
+    else:
+        arr = np.asarray(value, dtype=np.float64)
     if arr.ndim != 2 or arr.shape != (size, size):
         raise ValueError(f"{name} must be a number or a ({size}, {size}) covariance matrix, "
                          f"got shape {arr.shape}")

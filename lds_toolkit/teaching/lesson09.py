@@ -33,6 +33,7 @@ combination of the predictions on the three parts (checked in ``tests/teaching``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -434,9 +435,12 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS = {"predictor_gain": check_predictor_gain,
-          "kalman_predictions": check_kalman_predictions,
-          "catch_up_time": check_catch_up_time, "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "predictor_gain": check_predictor_gain,
+    "kalman_predictions": check_kalman_predictions,
+    "catch_up_time": check_catch_up_time,
+    "interpretation": check_interpretation,
+}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

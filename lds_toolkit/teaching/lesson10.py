@@ -23,6 +23,7 @@ lesson hands over with :func:`use_layer`, or (tests, benchmarks) one trained by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -348,8 +349,11 @@ def weight_slider(state, r: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS = {"lqr_gain": check_lqr_gain, "feedback_cost": check_feedback_cost,
-          "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "lqr_gain": check_lqr_gain,
+    "feedback_cost": check_feedback_cost,
+    "interpretation": check_interpretation,
+}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
