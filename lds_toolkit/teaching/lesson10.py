@@ -122,10 +122,12 @@ def check_lqr_gain(lqr_gain, *, verbose: bool = True,
 
 
 # ------------------------------------------------------- exercise 2: a feedback's cost
-def _closed_loop_cost(A, B, K, Q, R, x0, transpose: bool = True) -> float:
+def _closed_loop_cost(matrices, x0, transpose: bool = True) -> float:
+    """``x0ᵀ X x0`` with X from the closed loop of ``matrices = (A, B, K, Q, R)`` (the
+    exercise's arguments grouped: no function here has the exercise's signature)."""
     from ..control import discrete_lyapunov
 
-    A, B, K, Q, R = _floats(A, B, K, Q, R)
+    A, B, K, Q, R = _floats(*matrices)
     Acl = A - B @ K
     M = Q + K.T @ R @ K
     X = discrete_lyapunov(Acl if transpose else Acl.T, 0.5 * (M + M.T))
@@ -135,8 +137,7 @@ def _closed_loop_cost(A, B, K, Q, R, x0, transpose: bool = True) -> float:
 
 def _toolkit_cost(case: dict[str, Any]) -> float:
     """``x0ᵀ X x0`` with ``discrete_lyapunov(A - B K, Q + Kᵀ R K)`` of a case."""
-    return _closed_loop_cost(case["A"], case["B"], case["K"], case["Q"], case["R"],
-                             case["x0"])
+    return _closed_loop_cost([case[k] for k in "ABKQR"], case["x0"])
 
 
 def _cost_cases() -> list[dict[str, Any]]:
@@ -160,23 +161,23 @@ def _cost_causes(A, B, K, Q, R, x0) -> list[tuple[str, float]]:
 
     A, B, K, Q, R = _floats(A, B, K, Q, R)
     x = np.asarray(x0, dtype=float).reshape(-1)
-    J = _closed_loop_cost(A, B, K, Q, R, x)
+    J = _closed_loop_cost((A, B, K, Q, R), x)
     out = [("the input's cost uᵀ R u = xᵀ Kᵀ R K x is missing",
-            _closed_loop_cost(A, B, K, Q, np.zeros_like(R), x)),
+            _closed_loop_cost((A, B, K, Q, np.zeros_like(R)), x)),
            ("the sum starts at k = 0: x_0ᵀ Q x_0 + u_0ᵀ R u_0 counts too",
             J - float(x @ (Q + K.T @ R @ K) @ x)),
            ("the factor 1/2: J as defined has none", 0.5 * J)]
     try:
         out.append(("scipy's solve_discrete_lyapunov(a, q) solves a X aᵀ - X + q = 0: pass "
-                    "a = (A - B K)ᵀ", _closed_loop_cost(A, B, K, Q, R, x, transpose=False)))
+                    "a = (A - B K)ᵀ", _closed_loop_cost((A, B, K, Q, R), x, transpose=False)))
     except ValueError:
         pass
     if max(abs(np.linalg.eigvals(A))) < 1:
         out.append(("that is the cost without feedback (A alone): the loop runs with "
-                    "A - B K", _closed_loop_cost(A, B, 0 * K, Q, R, x)))
+                    "A - B K", _closed_loop_cost((A, B, 0 * K, Q, R), x)))
     if max(abs(np.linalg.eigvals(A + B @ K))) < 1:
         out.append(("the closed loop is A - B K for u = −K x: the sign is flipped",
-                    _closed_loop_cost(A, -B, K, Q, R, x)))
+                    _closed_loop_cost((A, -B, K, Q, R), x)))
     try:
         S = np.asarray(control.dlqr(A, B, Q, R)[1])
         optimal = float(x @ S @ x)
