@@ -162,6 +162,32 @@ for r in (1e-4, 1e-2, 1.0, 1e2, 1e4, 1e6):
           f"{np.linalg.norm(K_r):.3g}, closed-loop spectral radius {max(abs(E_r)):.6f}")
 
 # %% [markdown]
+# ## Learning → control, tested: the regulator on the true system
+#
+# The layer was trained to predict the stream of `true_system`. Run the LQR designed on the
+# layer on that system: an input impulse hits both, and from then on the input is
+# $u_k = -K\hat x_k$, with the layer running beside the plant as an *internal model* of its
+# state (fed the same inputs, no measurement needed). The layer predicts the cost
+# $\sum_{k\ge1}\hat y_k^2 + r u_k^2$ of its own outputs; the true system's outputs give
+# the cost achieved (`lesson10.internal_model_costs`, both in closed form by Lyapunov
+# equations, checked against a simulation in the tests).
+
+# %%
+for r in (1e-4, 1e-2, 1.0, 1e2, 1e4):
+    costs = lesson10.internal_model_costs(learned, true_system, r)
+    ratio = costs["achieved"] / costs["predicted"]
+    print(f"r = {r:6.0e}: predicted on the layer {costs['predicted']:.4g}, achieved on the "
+          f"true system {costs['achieved']:.4g} (ratio {ratio:.3g})")
+
+# %% [markdown]
+# Where the feedback is strong (small $r$), the cost is spent in the first steps after the
+# impulse, well inside the training length, and the cost achieved is close to the
+# prediction. Where the input is dear the loop runs for thousands of steps, beyond the $T$
+# the layer was trained on, and the true system's slow modes — which the layer imitated
+# only over $T$ lags (lesson 8) — carry
+# energy the layer never predicted. A model is as good for control as it is over the
+# horizon the controller leaves to it.
+#
 # ## Interpretation question (≈ 5 min)
 #
 # The LQR on the trained layer weighs the output's energy ($Q = C^\top C$) against the
@@ -186,10 +212,11 @@ lesson10.check_interpretation(interpretation)
 # Move $r$ over eight decades. Left: the layer's poles (×) and the loop's (○) by their
 # distance to the unit circle and their angle; right: the output and the input after an
 # input impulse. Cheap input pulls poles in and costs large gains; dear input leaves the
-# layer to itself. Watch the certified rate follow the spectral radius.
+# layer to itself. Watch the certified rate follow the spectral radius, and the ratio of the
+# cost achieved on the true system to the cost the layer predicts.
 
 # %%
-lesson10.use_layer(learned)  # the slider shows this layer
+lesson10.use_layer(learned, true_system)  # the slider shows this layer (and the true system)
 
 # %% tags=["slider"]
 show_slider("lesson10.weight")
@@ -203,6 +230,9 @@ show_slider("lesson10.weight")
 #   comes with its certificate.
 # * The price of the input moves the loop between the layer itself (its memory, the output
 #   energy of lesson 1) and a loop that forgets fast at the cost of large gains.
+# * A regulator designed on a learned model keeps its promise over the horizon the model
+#   learnt: run on the true system, its cost matches the prediction when the loop settles
+#   within the training length, not when it leaves the slow modes to themselves.
 # * Lessons 9 and 10 are the two Riccati equations: the best predictor and the best
 #   regulator of a linear system, duals of each other.
 

@@ -37,7 +37,8 @@ from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "INTERPRETATION", "summary", "check_lqr_gain", "check_feedback_cost",
-           "check_interpretation", "use_layer", "small_layer"]
+           "check_interpretation", "use_layer", "small_layer", "internal_model_costs",
+           "free_response"]
 
 
 def _floats(*arrays):
@@ -240,26 +241,66 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 _HANDED_OVER: dict[str, Any] = {}
 
 
-def use_layer(system) -> None:
-    """Hand the lesson's exported layer (``layer.to_lds()``) to the slider."""
+def use_layer(system, true_system=None) -> None:
+    """Hand the lesson's exported layer (``layer.to_lds()``) to the slider, and the system
+    that made its training stream (for :func:`internal_model_costs`)."""
     from ..systems.lds import require_discrete
 
     _HANDED_OVER["system"] = require_discrete(system, "system")
+    _HANDED_OVER["true"] = None if true_system is None else \
+        require_discrete(true_system, "true_system")
 
 
 @lru_cache(maxsize=1)
 def small_layer():
-    """A trained S4D layer's LDS at a small size (``lesson08.train_capstone(T=512,
-    steps=300, d_state=4)``, about a second on a CPU): the slider's layer when none was
-    handed over."""
+    """``(layer.to_lds(), true system)`` of an S4D layer trained at a small size
+    (``lesson08.train_capstone(T=512, steps=300, d_state=4)``, about a second on a CPU):
+    the slider's layer when none was handed over."""
     from .lesson08 import train_capstone
 
-    layer, _, _ = train_capstone(T=512, steps=300, d_state=4)
-    return layer.to_lds()
+    layer, system, _ = train_capstone(T=512, steps=300, d_state=4)
+    return layer.to_lds(), system
 
 
-def _slider_system():
-    return _HANDED_OVER["system"] if "system" in _HANDED_OVER else small_layer()
+def _slider_systems():
+    if "system" in _HANDED_OVER:
+        return _HANDED_OVER["system"], _HANDED_OVER["true"]
+    return small_layer()
+
+
+def internal_model_costs(learned, true_system, r: float) -> dict[str, Any]:
+    r"""The LQR designed on a trained layer, run on the system it imitates.
+
+    The layer (standard form ``x̂_{k+1} = Â x̂_k + B̂ u_k``, ``ŷ_k = Ĉ x̂_k + D̂ u_k``) was
+    trained so that ``ŷ_k`` predicts ``y_{k+1}`` of the true system (``x_{k+1} = A x_k +
+    B u_k``, ``y_k = C x_k``, the ``"lengen"`` stream). An input impulse ``u_0 = 1`` hits
+    both; from step 1 on the input is ``u_k = -K x̂_k``, the LQR of the layer for the cost
+    ``Σ_{k≥1} ŷ_k² + r u_k²`` (``Q = ĈᵀĈ``, cross term ``N = ĈᵀD̂``, ``R = D̂ᵀD̂ + r``), with
+    the layer run beside the plant as an internal model of its state (fed the same inputs:
+    no measurement is needed, the loop is exact when the layer is). Returns ``K``, the cost
+    the layer predicts, ``x̂_1ᵀ S x̂_1`` (``x̂_1 = B̂``), and the cost achieved on the true
+    system, ``Σ_{k≥1} y_{k+1}² + r u_k²``: ``z_1ᵀ X z_1`` for the joint state
+    ``z = (x, x̂)``, ``z_1 = (B, B̂)``, with ``A_zᵀ X A_z - X = -M`` (``A_z = [[A, -B K],
+    [0, Â - B̂ K]]``, ``M = hᵀh + r gᵀg``, ``y_{k+1} = h z_k = C A x_k - C B K x̂_k``,
+    ``u_k = g z_k``), by :func:`lds_toolkit.discrete_lyapunov`.
+    """
+    import control
+
+    from ..control import discrete_lyapunov
+
+    Ah, Bh, Ch, Dh = (np.asarray(m, float) for m in (learned.A, learned.B, learned.C,
+                                                       learned.D))
+    A, B, C = (np.asarray(m, float) for m in (true_system.A, true_system.B, true_system.C))
+    K, S, _ = control.dlqr(Ah, Bh, Ch.T @ Ch, Dh.T @ Dh + r, Ch.T @ Dh)
+    K = np.asarray(K)
+    n, nh = A.shape[0], Ah.shape[0]
+    Az = np.block([[A, -B @ K], [np.zeros((nh, n)), Ah - Bh @ K]])
+    h = np.hstack([C @ A, -C @ B @ K])
+    g = np.hstack([np.zeros((K.shape[0], n)), -K])
+    X = discrete_lyapunov(Az, h.T @ h + r * g.T @ g)
+    z1 = np.concatenate([B[:, 0], Bh[:, 0]])
+    return {"K": K, "predicted": float(Bh[:, 0] @ np.asarray(S) @ Bh[:, 0]),
+            "achieved": float(z1 @ X @ z1)}
 
 
 SLIDER_LAGS = 4096
@@ -290,7 +331,7 @@ def _weight_axes(fig) -> dict[str, Any]:
     response), made once per figure for the layer handed over at that time."""
     from ..systems import simulate
 
-    system = _slider_system()
+    system, true_system = _slider_systems()
     A, B, C = (np.asarray(m, float) for m in (system.A, system.B, system.C))
     ax1, ax2 = fig.subplots(1, 2)
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.16, top=0.88, wspace=0.28)
@@ -317,7 +358,7 @@ def _weight_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"A": A, "B": B, "C": C, "x0": x0, "ax1": ax1, "closed": closed, "y": y_line,
-            "u": u_line, "lo": lo}
+            "u": u_line, "lo": lo, "system": system, "true": true_system}
 
 
 @slider("lesson10.weight", title="LQR on the trained layer: the input weight r",
@@ -344,9 +385,13 @@ def weight_slider(state, r: float) -> dict[str, Any]:
     u_energy = float(np.sum((xs @ K[0]) ** 2))
     state["ax1"].set_title(f"r = {r:.3g}: closed-loop spectral radius "
                            f"{max(abs(E)):.6f}", fontsize=9)
-    return {"spectral radius": float(max(abs(E))), "certified ρ": cert.rho,
-            "cost x0ᵀ S x0": float(x0 @ np.asarray(S) @ x0), "Σ y²": y_energy,
-            "r Σ u²": r * u_energy, "‖K‖": float(np.linalg.norm(K))}
+    out = {"spectral radius": float(max(abs(E))), "certified ρ": cert.rho,
+           "cost x0ᵀ S x0": float(x0 @ np.asarray(S) @ x0), "Σ y²": y_energy,
+           "r Σ u²": r * u_energy, "‖K‖": float(np.linalg.norm(K))}
+    if state["true"] is not None:
+        costs = internal_model_costs(state["system"], state["true"], r)
+        out["true system: achieved / predicted"] = costs["achieved"] / costs["predicted"]
+    return out
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.

@@ -101,3 +101,30 @@ def lesson08_small():
     from lds_toolkit.teaching import lesson08
 
     return lesson08.train_capstone(T=256, steps=200, d_state=4)
+
+
+def test_internal_model_costs_against_a_simulation():
+    """The closed forms (Lyapunov equations of the joint loop) against the loop run step by
+    step: a layer-like model beside a different true system, and the model beside itself."""
+    rng = np.random.default_rng(12)
+    true = lt.LDS([[0.8, 0.1], [0.0, 0.6]], [[1.0], [0.5]], [[1.0, -1.0]], dt=1)
+    Ah = np.array([[0.75, 0.2], [-0.2, 0.75]])
+    learned = lt.LDS(Ah, rng.standard_normal((2, 1)), rng.standard_normal((1, 2)), [[0.3]],
+                     dt=1)
+    for r in (0.01, 1.0, 100.0):
+        costs = lesson10.internal_model_costs(learned, true, r)
+        K = costs["K"]
+        xh, x = learned.B[:, 0].copy(), true.B[:, 0].copy()
+        predicted = achieved = 0.0
+        for _ in range(2000):
+            u = -K @ xh
+            yh = learned.C @ xh + learned.D @ u
+            predicted += float(yh @ yh + r * u @ u)
+            x = true.A @ x + true.B @ u
+            achieved += float((true.C @ x) @ (true.C @ x) + r * u @ u)
+            xh = learned.A @ xh + learned.B @ u
+        assert costs["predicted"] == pytest.approx(predicted, rel=1e-10)
+        assert costs["achieved"] == pytest.approx(achieved, rel=1e-10)
+        np.testing.assert_allclose(K, control.dlqr(learned.A, learned.B, learned.C.T @ learned.C,
+                                                   learned.D.T @ learned.D + r,
+                                                   learned.C.T @ learned.D)[0])
