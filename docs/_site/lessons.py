@@ -127,6 +127,32 @@ def format_problems(nb, name: str) -> list[str]:
     return problems
 
 
+_MINUTES = re.compile(r"\(≈\s*\d+\s*min\)")
+
+
+def depth_problems(nb, name: str) -> list[str]:
+    """What a lesson lacks of the teaching format's depth (docs/lessons/README.md): every
+    exercise's prompt (the Markdown cell before it) gives a time estimate, ``(≈ N min)``, and
+    the lesson has an interpretation question — an exercise defining ``interpretation``,
+    graded by ``CHECKS["interpretation"]``, with its own time estimate."""
+    import importlib
+
+    checks = importlib.import_module(module_name(Path(name))).CHECKS
+    problems = []
+    prompt = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            prompt = cell.source
+        elif "exercise" in _tags(cell):
+            if prompt is None or not _MINUTES.search(prompt):
+                problems.append(f"cell {i}: the exercise's prompt gives no time estimate "
+                                "'(≈ N min)'")
+            prompt = None
+    if "interpretation" not in checks:
+        problems.append("no interpretation question (CHECKS['interpretation'])")
+    return problems
+
+
 # --------------------------------------------------------------------------- otter assign
 
 

@@ -193,7 +193,7 @@ lesson05.check_safe_step(safe_step)
 # computed as in the exercise:
 
 # %%
-eta_safe = lesson05.reference_safe_step(X)
+eta_safe = lesson05.eta_safe(X)
 for factor in (1, 2, 4, 8):
     losses, diverged = lesson05.run_constant_step(learner, u, y, (X, base),
                                                   factor * eta_safe, np.inf)

@@ -128,7 +128,7 @@ lesson08.check_bilinear_modes(bilinear_modes)
 
 # %%
 z = np.linalg.eigvals(learned_c.A)
-mapped = np.sort_complex(lesson08.reference_bilinear_modes(z))
+mapped = np.sort_complex(lesson08.mapped_modes(z))
 direct = np.sort_complex(np.linalg.eigvals(learned.A))
 print(f"largest difference: {np.max(np.abs(mapped - direct)):.1e}; the moduli |λ|: "
       f"{np.array2string(np.unique(np.abs(direct).round(7)), precision=7)}")

@@ -12,7 +12,9 @@ check built on it):
   otherwise). On POSIX, in the main thread, a real-time interval timer
   (:func:`signal.setitimer`) raises an exception inside the student's code when the time is
   up, and again every :data:`_REPEAT` seconds until the call ends (a student's bare
-  ``except:`` that swallows the first one does not keep it running); the handler and any timer
+  ``except:`` that swallows the first one does not keep it running — only code that catches
+  ``BaseException`` inside its own endless loop can outlast it, which no worker short of a
+  separate process could stop); the handler and any timer
   already set (pytest-timeout's, say) are restored afterwards, the remaining time of that
   timer included. Elsewhere (Windows, another thread) the call runs in a daemon thread that
   the check waits for at most the limit: the check reports the time-out and goes on, but a
@@ -47,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_TIME_LIMIT", "Outcome", "call_student", "describe_exception",
+__all__ = ["DEFAULT_TIME_LIMIT", "Outcome", "by_case", "call_student", "describe_exception",
            "fresh_case", "guarded", "substituted"]
 
 #: Seconds one call of a student's function may take (a check may set its own).
@@ -254,3 +256,14 @@ def substituted(student: Any, replacements: Mapping[str, Any]) -> Iterator[dict[
     finally:
         for name, value in saved.items():
             namespace[name] = value
+
+
+def by_case(route: Callable[[dict[str, Any]], Any]) -> Callable[..., Any]:
+    """``reference`` for :func:`~lds_toolkit.teaching.check_function` from a route that takes
+    the case as one dict: ``by_case(route)(**case) == route(case)``. The lessons' expected
+    values are computed by such routes, so that no function of the package has an exercise's
+    signature (none can be handed to a check as an answer)."""
+    def reference(**case: Any) -> Any:
+        return route(case)
+
+    return reference

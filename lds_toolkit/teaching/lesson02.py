@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from .calling import DEFAULT_TIME_LIMIT
 from .check import CheckResult, check_array, check_function, run_checks
 from .sliders import Param, slider, sparse_log_ticks
 
 __all__ = ["CHECKS", "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
-           "reference_s4_bilinear", "reference_tustin", "reference_tustin_from_s4",
            "summary"]
 
 #: The lesson's example: a lightly damped oscillator (poles -0.2 ± 3i) and a slow real pole.
@@ -45,27 +45,27 @@ def _lds(A, B, C, D):
     return LDS(A, B, C, D)
 
 
-def reference_s4_bilinear(A, B, dt: float) -> tuple[np.ndarray, np.ndarray]:
+# The expected values come from the toolkit's library, each route taking the case as one
+# dict: no function of the package has an exercise's signature (see lesson01).
+
+
+def _toolkit_s4_bilinear(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """``(Ā, B̄)`` of :func:`lds_toolkit.s4_bilinear`."""
     from ..systems import s4_bilinear
 
+    A, B, dt = case["A"], case["B"], case["dt"]
     n, m = np.shape(B)
     d = s4_bilinear(_lds(A, B, np.zeros((1, n)), np.zeros((1, m))), dt)
     return np.array(d.A), np.array(d.B)
 
 
-def reference_tustin(A, B, C, D, dt: float) -> tuple[np.ndarray, ...]:
+def _toolkit_tustin(case: dict[str, Any]) -> tuple[np.ndarray, ...]:
     """``(A_d, B_d, C_d, D_d)`` of ``discretize(sys, dt, "tustin")``."""
     from ..systems import discretize
 
+    A, B, C, D, dt = (case[k] for k in ("A", "B", "C", "D", "dt"))
     d = discretize(_lds(A, B, C, D), dt, "tustin")
     return np.array(d.A), np.array(d.B), np.array(d.C), np.array(d.D)
-
-
-def reference_tustin_from_s4(y_s4) -> np.ndarray:
-    """``(y_k + y_{k-1}) / 2`` with ``y_{-1} = 0``, along the first axis."""
-    y = np.asarray(y_s4, dtype=float)
-    return 0.5 * (y + np.concatenate([np.zeros_like(y[:1]), y[:-1]]))
 
 
 def _cases() -> list[dict[str, Any]]:
@@ -75,13 +75,15 @@ def _cases() -> list[dict[str, Any]]:
             {"A": A, "B": rng.standard_normal((4, 2)), "dt": 0.35}]
 
 
-def check_s4_bilinear(s4_discretize, *, verbose: bool = True) -> CheckResult:
+def check_s4_bilinear(s4_discretize, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``s4_discretize(A, B, dt) -> (A_bar, B_bar)`` (exercise 1).
 
     The two matrices are compared stacked side by side, ``[Ā | B̄]``. Recognises B̄ without
     the factor Δ, zero-order hold, forward Euler and the inverse on the wrong side."""
     def stacked(A, B, dt):
-        Ab, Bb = reference_s4_bilinear(A, B, dt)
+        Ab, Bb = _toolkit_s4_bilinear({"A": A, "B": B, "dt": dt})
         return np.hstack([Ab, Bb])
 
     def student(A, B, dt):
@@ -107,19 +109,21 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True) -> CheckResult:
                  "side of B)", np.hstack([Ab, dt * B]))]
 
     return check_function("S4 bilinear (Ā, B̄)", None if s4_discretize is None
-                          or s4_discretize is Ellipsis else student, stacked, _cases(),
-                          causes=causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          or s4_discretize is Ellipsis else student, stacked,
+                          cases or _cases(), causes=causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
-def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
+def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tustin(A, B, C, D, dt) -> (Ad, Bd, Cd, Dd)`` (exercise 2), compared as the
     block matrix ``[[Ad, Bd], [Cd, Dd]]``. Recognises S4's form (C, D unchanged)."""
     rng = np.random.default_rng(3)
-    cases = [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
-                  D=rng.standard_normal((2, c["B"].shape[1]))) for c in _cases()]
+    cases = cases or [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
+                           D=rng.standard_normal((2, c["B"].shape[1]))) for c in _cases()]
 
     def block(A, B, C, D, dt):
-        Ad, Bd, Cd, Dd = reference_tustin(A, B, C, D, dt)
+        Ad, Bd, Cd, Dd = _toolkit_tustin({"A": A, "B": B, "C": C, "D": D, "dt": dt})
         return np.block([[Ad, Bd], [Cd, Dd]])
 
     def student(A, B, C, D, dt):
@@ -130,7 +134,7 @@ def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
         return np.block([[Ad, Bd], [Cd, Dd]])
 
     def causes(A, B, C, D, dt):
-        Ad, Bd, Cd, Dd = reference_tustin(A, B, C, D, dt)
+        Ad, Bd, Cd, Dd = _toolkit_tustin({"A": A, "B": B, "C": C, "D": D, "dt": dt})
         Cm = C @ np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)
         return [("C and D are unchanged: that is S4's form, read with y_k = C x_k after the "
                  "input entered x_k; Tustin's C_d = C M, D_d = D + C M B Δ/2",
@@ -141,10 +145,12 @@ def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
 
     return check_function("Tustin (A_d, B_d, C_d, D_d)", None if tustin is None
                           or tustin is Ellipsis else student, block, cases,
-                          causes=causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          causes=causes, rtol=1e-9, atol=1e-12, time_limit=time_limit,
+                          verbose=verbose)
 
 
-def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult:
+def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tustin_from_s4(y_s4) -> y_tustin`` (exercise 3) on simulated outputs: the
     expected answer is the Tustin system's own simulation, not the formula."""
     from ..systems import discretize, s4_bilinear, simulate
@@ -160,7 +166,7 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult
                            verbose=verbose)
     return check_function(
         "Tustin output from the S4 output", tustin_from_s4, lambda y_s4: y_tustin,
-        [{"y_s4": y_s4}], rtol=1e-9, atol=1e-12, verbose=verbose,
+        [{"y_s4": y_s4}], rtol=1e-9, atol=1e-12, verbose=verbose, time_limit=time_limit,
         causes=[("the average with the next output y_{k+1} instead of the previous one",
                  0.5 * (y_s4 + np.concatenate([y_s4[1:], np.zeros((1, 1))]))),
                 ("the S4 output delayed by one step, without the average", lag),

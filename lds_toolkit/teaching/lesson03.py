@@ -21,30 +21,33 @@ from typing import Any
 
 import numpy as np
 
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "check_decay_rate", "check_discrete_lyapunov_kron",
-           "check_lyapunov_kron", "closed_loop", "reference_decay_rate",
-           "reference_discrete_lyapunov", "reference_lyapunov", "summary"]
+           "check_lyapunov_kron", "closed_loop", "summary"]
 
 
-def reference_lyapunov(A, M) -> np.ndarray:
+def _toolkit_lyapunov(case: dict[str, Any]) -> np.ndarray:
     """P of ``AᵀP + PA = -M`` (:func:`lds_toolkit.continuous_lyapunov`)."""
+    A, M = (case[k] for k in ('A', 'M'))
     from ..control import continuous_lyapunov
 
     return continuous_lyapunov(np.asarray(A, float), np.asarray(M, float))
 
 
-def reference_discrete_lyapunov(A, M) -> np.ndarray:
+def _toolkit_discrete_lyapunov(case: dict[str, Any]) -> np.ndarray:
     """P of ``AᵀPA - P = -M`` (:func:`lds_toolkit.discrete_lyapunov`)."""
+    A, M = (case[k] for k in ('A', 'M'))
     from ..control import discrete_lyapunov
 
     return discrete_lyapunov(np.asarray(A, float), np.asarray(M, float))
 
 
-def reference_decay_rate(P, M) -> float:
+def _toolkit_decay_rate(case: dict[str, Any]) -> float:
     """``λ_min(M) / λ_max(P)``, as :func:`lds_toolkit.verify` reports it (``decay_rate``)."""
+    P, M = (case[k] for k in ('P', 'M'))
     from ..control import verify
 
     P, M = np.asarray(P, float), np.asarray(M, float)
@@ -72,7 +75,9 @@ def _cases(discrete: bool) -> list[dict[str, Any]]:
     return [first, {"A": _stable(4, rng, discrete), "M": R @ R.T + np.eye(4)}]
 
 
-def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
+def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``lyapunov_kron(A, M) -> P`` (exercise 1) on the paper's closed loop and a
     random stable 4x4 system. Recognises python-control's and scipy's equations, and the
     row-stacked vec with a non-symmetric answer."""
@@ -85,12 +90,13 @@ def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True) -> CheckResult:
                  solve_continuous_lyapunov(A.T, M))]
 
     return check_function("Lyapunov equation by Kronecker products", lyapunov_kron,
-                          reference_lyapunov, _cases(False), causes=causes, rtol=1e-8,
-                          atol=1e-10, verbose=verbose)
+                          by_case(_toolkit_lyapunov), cases or _cases(False), causes=causes,
+                          rtol=1e-8, atol=1e-10, time_limit=time_limit, verbose=verbose)
 
 
-def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
-                                 ) -> CheckResult:
+def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True,
+                                 cases: list[dict[str, Any]] | None = None,
+                                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``discrete_lyapunov_kron(A, M) -> P`` (exercise 3)."""
     def causes(A, M):
         from scipy.linalg import solve_discrete_lyapunov
@@ -100,11 +106,14 @@ def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
                 ("the sign of M is flipped", -solve_discrete_lyapunov(A.T, M))]
 
     return check_function("discrete Lyapunov equation by Kronecker products",
-                          discrete_lyapunov_kron, reference_discrete_lyapunov, _cases(True),
-                          causes=causes, rtol=1e-8, atol=1e-10, verbose=verbose)
+                          discrete_lyapunov_kron, by_case(_toolkit_discrete_lyapunov),
+                          cases or _cases(True), causes=causes, rtol=1e-8, atol=1e-10,
+                          time_limit=time_limit, verbose=verbose)
 
 
-def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
+def check_decay_rate(decay_rate, *, verbose: bool = True,
+                     cases: list[dict[str, Any]] | None = None,
+                     time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``decay_rate(P, M) -> ι`` (exercise 2) on the paper's P, M (ι = 0.4410/1.25)
     and a random pair."""
     from ..control import paper_system
@@ -112,8 +121,8 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
     system = paper_system()
     rng = np.random.default_rng(7)
     R, S = rng.standard_normal((2, 3, 3))
-    cases = [{"P": np.asarray(system.P), "M": np.asarray(system.M)},
-             {"P": R @ R.T + np.eye(3), "M": S @ S.T + 0.5 * np.eye(3)}]
+    cases = cases or [{"P": np.asarray(system.P), "M": np.asarray(system.M)},
+                      {"P": R @ R.T + np.eye(3), "M": S @ S.T + 0.5 * np.eye(3)}]
 
     def causes(P, M):
         lp, lm = np.linalg.eigvalsh(P), np.linalg.eigvalsh(M)
@@ -122,9 +131,9 @@ def check_decay_rate(decay_rate, *, verbose: bool = True) -> CheckResult:
                  "V ≤ λ_max(P) |x|² is the bound to use", lm[0] / lp[0]),
                 ("λ_max(M) is too optimistic: ẋᵀMx ≥ λ_min(M) |x|²", lm[-1] / lp[-1])]
 
-    return check_function("guaranteed decay rate", decay_rate, reference_decay_rate, cases,
+    return check_function("guaranteed decay rate", decay_rate, by_case(_toolkit_decay_rate), cases,
                           compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-12,
-                          verbose=verbose)
+                          time_limit=time_limit, verbose=verbose)
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.

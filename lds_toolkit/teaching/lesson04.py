@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "check_first_event", "check_replay", "check_trigger",
-           "reference_first_event", "reference_replay", "reference_trigger", "summary"]
+__all__ = ["CHECKS", "check_first_event", "check_replay", "check_trigger", "summary"]
 
 
 def _system():
@@ -37,29 +37,33 @@ def _system():
     return paper_system()
 
 
-def reference_trigger(x, e, P, M, B, K, kappa: float) -> float:
+def _toolkit_trigger(case: dict[str, Any]) -> float:
     """Eq. 12's function at one point, from :class:`LyapunovRule` on the paper's system
     (whose ``P, M, B, K`` the exercise's cases pass)."""
+    x, e, P, M, B, K, kappa = (case[k] for k in ('x', 'e', 'P', 'M', 'B', 'K', 'kappa'))
     from ..control import LyapunovRule
 
     x, e = np.asarray(x, float), np.asarray(e, float)
     sys = _system()
     if not (np.allclose(P, sys.P) and np.allclose(M, sys.M) and np.allclose(B, sys.B)
             and np.allclose(K, sys.K)):
-        raise ValueError("reference_trigger is defined for the paper's system only: P, M, "
-                         "B, K must be paper_system()'s")
+        raise ValueError("the toolkit's trigger is defined for the paper's system only: P, "
+                         "M, B, K must be paper_system()'s")
     rule = LyapunovRule(kappa)
     return float(rule.function(sys, np.zeros(1), x[None, :], e[None, :], None)[0])
 
 
-def check_trigger(trigger, *, verbose: bool = True) -> CheckResult:
+def check_trigger(trigger, *, verbose: bool = True,
+                  cases: list[dict[str, Any]] | None = None,
+                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``trigger(x, e, P, M, B, K, kappa) -> float`` (exercise 1) at five points."""
     sys = _system()
     rng = np.random.default_rng(8)
     mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
             "K": np.asarray(sys.K)}
-    cases = [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
-             for s, k in ((0.0, 0.5), (0.1, 0.5), (1.0, 0.3), (0.5, 0.9), (2.0, 0.1))]
+    cases = cases or [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
+                      for s, k in ((0.0, 0.5), (0.1, 0.5), (1.0, 0.3), (0.5, 0.9),
+                                   (2.0, 0.1))]
 
     def causes(x, e, P, M, B, K, kappa):
         xm = float(x @ M @ x)
@@ -68,14 +72,15 @@ def check_trigger(trigger, *, verbose: bool = True) -> CheckResult:
                 ("the sign of the cross term: eq. 12 subtracts 2 xᵀPBKe", kappa * xm + 2 * cross),
                 ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross))]
 
-    return check_function("trigger function (eq. 12)", trigger, reference_trigger, cases,
-                          compare=check_scalar, causes=causes, rtol=1e-10, atol=1e-12,
-                          verbose=verbose)
+    return check_function("trigger function (eq. 12)", trigger, by_case(_toolkit_trigger),
+                          cases, compare=check_scalar, causes=causes, rtol=1e-10, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
-def reference_first_event(kappa: float, x0, h: float) -> float:
+def _toolkit_first_event(case: dict[str, Any]) -> float:
     """The first triggered event of ``simulate_etc(paper_system(), LyapunovRule(kappa), x0,
     mode="grid", grid_step=h)`` (``inf`` if none within 10 time units)."""
+    kappa, x0, h = (case[k] for k in ('kappa', 'x0', 'h'))
     from ..control import LyapunovRule, simulate_etc
 
     res = simulate_etc(_system(), LyapunovRule(kappa), np.asarray(x0, float), horizon=10.0,
@@ -83,27 +88,62 @@ def reference_first_event(kappa: float, x0, h: float) -> float:
     return float(res.event_times[0]) if res.n_events else float("inf")
 
 
-def check_first_event(first_event, *, verbose: bool = True) -> CheckResult:
-    """Check ``first_event(kappa, x0, h) -> t_1`` (exercise 2) on three settings."""
-    cases = [{"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
-             {"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
-             {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
+def check_first_event(first_event, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
+    """Check ``first_event(kappa, x0, h) -> t_1`` (exercise 2) on three settings.
+
+    The student's ``first_event`` calls their ``trigger`` (exercise 1): it is checked with the
+    toolkit's trigger in its place (one slip costs one point), and the message says when
+    exercise 1 is the cause. Recognises forward Euler (``I + h A_z`` for ``e^{A_z h}``)
+    before the shifts by one grid step (which forward Euler can mimic).
+    """
+    cases = cases or [{"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
+                      {"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+                      {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
 
     def causes(kappa, x0, h):
-        t1 = reference_first_event(kappa, x0, h)
-        return [("one grid step late: the event is the first k h at which g ≤ 0, not the "
+        t1 = _toolkit_first_event({"kappa": kappa, "x0": x0, "h": h})
+        return [("forward Euler: z ← (I + h A_z) z is not the exact flow; step with "
+                 "e^{A_z h} (scipy.linalg.expm)", _euler_first_event(kappa, x0, h)),
+                ("one grid step late: the event is the first k h at which g ≤ 0, not the "
                  "step after it", t1 + h),
                 ("one grid step early: check g after flowing to k h, not before",
                  t1 - h)]
 
-    return check_function("first event on the grid", first_event, reference_first_event,
-                          cases, compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-9,
+    def toolkit_trigger(x, e, P, M, B, K, kappa):
+        return _toolkit_trigger({"x": x, "e": e, "P": P, "M": M, "B": B, "K": K,
+                                 "kappa": kappa})
+
+    return check_function("first event on the grid", first_event,
+                          by_case(_toolkit_first_event), cases, compare=check_scalar,
+                          causes=causes, rtol=1e-9, atol=1e-9, time_limit=time_limit,
+                          substitutes={"trigger": (toolkit_trigger, "exercise 1 (trigger)")},
                           verbose=verbose)
 
 
-def reference_replay(sample_times, inputs, t_end: float) -> np.ndarray:
+def _euler_first_event(kappa: float, x0, h: float) -> float:
+    """The first grid event when the loop is stepped by forward Euler (the wrong answer
+    :func:`check_first_event` recognises)."""
+    sys = _system()
+    A, B, K = (np.asarray(m, float) for m in (sys.A, sys.B, sys.K))
+    P, M = np.asarray(sys.P, float), np.asarray(sys.M, float)
+    n = A.shape[0]
+    step = np.eye(2 * n) + h * np.block([[A, B @ K], [np.zeros((n, 2 * n))]])
+    x0 = np.asarray(x0, float)
+    z = np.concatenate([x0, x0])
+    for k in range(1, int(round(10.0 / h)) + 1):
+        z = step @ z
+        x, e = z[:n], z[n:] - z[:n]
+        if kappa * x @ M @ x - 2 * x @ P @ B @ K @ e <= 0:
+            return k * h
+    return float("inf")
+
+
+def _toolkit_replay(case: dict[str, Any]) -> np.ndarray:
     """``x(t_end)`` of the paper plant's open-loop replay from ``x(0) = (1, 0)``
     (:func:`~lds_toolkit.control.nss.replay_open_loop`)."""
+    sample_times, inputs, t_end = (case[k] for k in ('sample_times', 'inputs', 't_end'))
     from ..control.nss import replay_open_loop
 
     sys = _system()
@@ -112,7 +152,9 @@ def reference_replay(sample_times, inputs, t_end: float) -> np.ndarray:
                             np.array([0.0, t_end]))[-1]
 
 
-def check_replay(replay, *, verbose: bool = True) -> CheckResult:
+def check_replay(replay, *, verbose: bool = True,
+                 cases: list[dict[str, Any]] | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``replay(sample_times, inputs, t_end) -> x(t_end)`` (exercise 3) on recorded ETC
     inputs replayed at their own and at perturbed instants."""
     from ..control import LyapunovRule, simulate_etc
@@ -121,9 +163,11 @@ def check_replay(replay, *, verbose: bool = True) -> CheckResult:
     times, inputs = np.asarray(res.sample_times), np.asarray(res.inputs)
     shifted = times.copy()
     shifted[1:] += np.random.default_rng(9).uniform(-0.005, 0.005, times.size - 1)
-    cases = [{"sample_times": times, "inputs": inputs, "t_end": 4.0},
-             {"sample_times": shifted, "inputs": inputs, "t_end": 4.0},
-             {"sample_times": times[:4], "inputs": inputs[:4], "t_end": 2.5}]
+    # every case gets its own arrays (a student's in-place edit of one cannot reach another)
+    cases = cases or [{"sample_times": times.copy(), "inputs": inputs.copy(), "t_end": 4.0},
+                      {"sample_times": shifted, "inputs": inputs.copy(), "t_end": 4.0},
+                      {"sample_times": times[:4].copy(), "inputs": inputs[:4].copy(),
+                       "t_end": 2.5}]
 
     def causes(sample_times, inputs, t_end):
         from ..control.nss import replay_open_loop
@@ -137,8 +181,9 @@ def check_replay(replay, *, verbose: bool = True) -> CheckResult:
         return [("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
                  late)] if n > 1 else []
 
-    return check_function("open-loop replay x(t_end)", replay, reference_replay, cases,
-                          causes=causes, rtol=1e-7, atol=1e-9, verbose=verbose)
+    return check_function("open-loop replay x(t_end)", replay, by_case(_toolkit_replay),
+                          cases, causes=causes, rtol=1e-7, atol=1e-9, time_limit=time_limit,
+                          verbose=verbose)
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.

@@ -29,12 +29,13 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "summary", "check_projected_step", "check_best_in_hindsight",
-           "check_safe_step", "reference_projected_step", "reference_best_in_hindsight",
-           "reference_safe_step", "lesson_stream"]
+           "check_safe_step",
+           "eta_safe", "lesson_stream"]
 
 
 def lesson_stream(T: int = 1024, n: int = 16, seed: int = 5, d_in: int = 1, d_out: int = 1):
@@ -56,12 +57,13 @@ def lesson_stream(T: int = 1024, n: int = 16, seed: int = 5, d_in: int = 1, d_ou
 
 
 # ------------------------------------------------------------------ exercise 1: the step
-def reference_projected_step(M, x, err, eta, r) -> np.ndarray:
+def _toolkit_projected_step(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 1: the OGD kernel of the learners run for one step.
 
     ``ogd_loop`` predicts ``base + sum_i M_i x_i`` and steps on its error against the target;
     with ``base = 0`` and the target ``sum_i M_i x_i - err`` its error is ``err``.
     """
+    M, x, err, eta, r = (case[k] for k in ('M', 'x', 'err', 'eta', 'r'))
     from ..learning._kernels import ogd_loop
 
     M = np.array(M, dtype=np.float64)  # a copy: the kernel updates in place
@@ -111,18 +113,21 @@ def _step_causes(M, x, err, eta, r):
     ]
 
 
-def check_projected_step(projected_step, *, verbose: bool = True) -> CheckResult:
+def check_projected_step(projected_step, *, verbose: bool = True,
+                         cases: list[dict[str, Any]] | None = None,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``projected_step(M, x, err, eta, r)`` (exercise 1) on three cases: scalar
     blocks, 2 x 3 blocks, and a radius that only some blocks exceed after the step."""
-    return check_function("projected OGD step", projected_step, reference_projected_step,
-                          _step_cases(), causes=_step_causes, rtol=1e-9, atol=1e-12,
-                          verbose=verbose)
+    return check_function("projected OGD step", projected_step, by_case(_toolkit_projected_step),
+                          cases or _step_cases(), causes=_step_causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------- exercise 2: best in hindsight
-def reference_best_in_hindsight(X, base, y) -> np.ndarray:
+def _toolkit_best_in_hindsight(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 2: ``BestInHindsight(..., radius=inf).coef_`` on the
     features ``X`` (n, m, d_in), autoregressive part ``base`` (n, d_out) and targets ``y``."""
+    X, base, y = (case[k] for k in ('X', 'base', 'y'))
     from ..learning import BestInHindsight, SpectralFiltering
 
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -151,7 +156,7 @@ def _hindsight_causes(X, base, y):
     n, m, d_in = X.shape
     D = X.reshape(n, m * d_in)
     W = np.linalg.lstsq(D, y, rcond=None)[0]  # base forgotten
-    M = reference_best_in_hindsight(X, base, y)
+    M = _toolkit_best_in_hindsight({"X": X, "base": base, "y": y})
     return [("the autoregressive part is missing: fit y_t - base_t, not y_t",
              W.reshape(m, d_in, -1).transpose(0, 2, 1)),
             ("each block is transposed: M_i has shape (d_out, d_in); reshape the least-squares "
@@ -159,22 +164,29 @@ def _hindsight_causes(X, base, y):
              M.transpose(0, 2, 1))]
 
 
-def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True) -> CheckResult:
+def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True,
+                            cases: list[dict[str, Any]] | None = None,
+                            time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``best_in_hindsight(X, base, y)`` (exercise 2) on two streams (scalar, and two
     inputs and outputs); the solution is unique, so ``M`` itself is compared."""
     return check_function("best fixed M in hindsight", best_in_hindsight,
-                          reference_best_in_hindsight, _hindsight_cases(),
-                          causes=_hindsight_causes, rtol=1e-6, atol=1e-8, verbose=verbose)
+                          by_case(_toolkit_best_in_hindsight), cases or _hindsight_cases(),
+                          causes=_hindsight_causes, rtol=1e-6, atol=1e-8,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # ---------------------------------------------------------------- exercise 3: safe step
-def reference_safe_step(X) -> float:
-    """The answer to exercise 3: ``1 / max_t sum_{i,a} X[t, i, a]^2``."""
-    X = np.asarray(X, dtype=np.float64)
+def eta_safe(features) -> float:
+    """The safe step of exercise 3 for the features of a design, ``1 / max_t sum_{i,a}
+    features[t, i, a]^2``: for the lesson's later cells and the sliders of lessons 5-7 (a
+    different signature from the exercise's, so it cannot be handed to the check)."""
+    X = np.asarray(features, dtype=np.float64)
     return float(1.0 / np.max(np.sum(X * X, axis=tuple(range(1, X.ndim)))))
 
 
-def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
+def check_safe_step(safe_step, *, verbose: bool = True,
+                    cases: list[dict[str, Any]] | None = None,
+                    time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``safe_step(X)`` (exercise 3) on the features of two streams."""
     def causes(X):
         s = np.sum(np.asarray(X) ** 2, axis=(1, 2))
@@ -186,9 +198,11 @@ def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
                  "shrinking only at twice it", 0.5 / s.max()),
                 ("||x_t|| must be squared", 1.0 / np.sqrt(s).max())]
 
-    cases = [{"X": c["X"]} for c in _hindsight_cases()]
-    return check_function("largest safe step size", safe_step, reference_safe_step, cases,
-                          compare=check_scalar, causes=causes, rtol=1e-9, verbose=verbose)
+    cases = cases or [{"X": c["X"]} for c in _hindsight_cases()]
+    return check_function("largest safe step size", safe_step,
+                          by_case(lambda case: eta_safe(case["X"])), cases,
+                          compare=check_scalar, causes=causes, rtol=1e-9,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------------------------- the slider
@@ -208,7 +222,7 @@ def _slider_data():
     design = learner.design(u, y)
     best = BestInHindsight(learner, radius=np.inf)
     best.fit_predict(u, y, design=design)
-    return u, y, r, learner, design, reference_safe_step(design[0]), best.losses_.copy()
+    return u, y, r, learner, design, eta_safe(design[0]), best.losses_.copy()
 
 
 def run_constant_step(learner, u, y, design, lr: float, radius: float):

@@ -28,20 +28,22 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "summary", "check_second_difference", "check_tail_energy",
-           "check_worst_eigenvalue", "reference_second_difference", "reference_tail_energy",
-           "reference_worst_eigenvalue", "tail_energy_by_sum", "one_mode_losses"]
+           "check_worst_eigenvalue", "one_mode_losses", "tail_energies", "tail_energy_by_sum",
+           "worst_eigenvalue_by_search"]
 
 
 # --------------------------------------------------- exercise 1: the second difference
-def reference_second_difference(A, B, C, n: int) -> np.ndarray:
+def _toolkit_second_difference(case: dict[str, Any]) -> np.ndarray:
     """The coefficients ``g_0 .. g_{n-1}`` (shape ``(n, d_out, d_in)``) of ``u_{t-1-j}`` in
     ``y_t - 2 y_{t-1} + y_{t-2}``, read off the simulated response to a unit impulse at
     ``t = 0`` of each input (``simulate(..., output="lengen")``): ``y_{j+1} - 2 y_j + y_{j-1}``
     with ``y_{-1} = 0``."""
+    A, B, C, n = (case[k] for k in ('A', 'B', 'C', 'n'))
     from ..systems import LDS, simulate
 
     A, B, C = (np.atleast_2d(np.asarray(M, dtype=np.float64)) for M in (A, B, C))
@@ -81,27 +83,32 @@ def _difference_causes(A, B, C, n):
             ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign)]
 
 
-def check_second_difference(second_difference, *, verbose: bool = True) -> CheckResult:
+def check_second_difference(second_difference, *, verbose: bool = True,
+                            cases: list[dict[str, Any]] | None = None,
+                            time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``second_difference(A, B, C, n)`` (exercise 1) on a scalar system and on a
     symmetric 4-state system with 2 inputs and 3 outputs."""
     return check_function("second-difference coefficients", second_difference,
-                          reference_second_difference, _difference_cases(),
-                          causes=_difference_causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          by_case(_toolkit_second_difference), cases or _difference_cases(),
+                          causes=_difference_causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # -------------------------------------------------------------- exercise 2: the tails
-def reference_tail_energy(alpha: float, L: int, order: int) -> float:
-    """The answer to exercise 2 in closed form (geometric series), for 0 <= alpha < 1::
+def tail_energies(alphas, context: int, order: int) -> np.ndarray:
+    """Exercise 2's tail energies for several ``alphas`` at once, in closed form (geometric
+    series), for 0 <= alpha < 1 — for the figures after the exercise and the slider (a
+    different signature from the exercise's, so it cannot be handed to the check)::
 
         order 1:  sum_{j >= L} ((1 - a) a^{j-1})^2 = (1 - a)^2 a^{2(L-1)} / (1 - a^2)
         order 2:  sum_{j >= L} ((1 - a)^2 a^{j-2})^2 = (1 - a)^4 a^{2(L-2)} / (1 - a^2)
 
-    (``L >= 1`` for order 1, ``L >= 2`` for order 2). :func:`tail_energy_by_sum` is the
-    same number by summing the simulated coefficients.
+    with ``L = context`` (``L >= 1`` for order 1, ``L >= 2`` for order 2).
+    :func:`tail_energy_by_sum` is the same number by summing the simulated coefficients.
     """
-    a = float(alpha)
+    a = np.atleast_1d(np.asarray(alphas, dtype=float))
     p = 2 * int(order)
-    return float((1 - a) ** p * a ** (2 * (L - order)) / (1 - a * a))
+    return (1 - a) ** p * a ** (2 * (int(context) - order)) / (1 - a * a)
 
 
 def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -> float:
@@ -109,18 +116,22 @@ def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -
     (first or second difference of the simulated impulse response of ``(alpha, 1, 1)``)
     over ``terms`` lags (enough when ``alpha**(2 terms)`` is negligible)."""
     if order == 2:
-        g = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+        g = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
+                                        "n": terms})[:, 0, 0]
     else:
-        h = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+        h = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
+                                        "n": terms})[:, 0, 0]
         g = np.cumsum(h)  # summing the second difference once gives the first difference
     return float(np.sum(g[L:] ** 2))
 
 
-def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
+def check_tail_energy(tail_energy, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tail_energy(alpha, L, order)`` (exercise 2) at alpha = 0.5, 0.9, 0.99,
     contexts 4 and 32, orders 1 and 2."""
-    cases = [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99) for L in (4, 32)
-             for o in (1, 2)]
+    cases = cases or [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99)
+                      for L in (4, 32) for o in (1, 2)]
 
     def causes(alpha, L, order):
         a = alpha
@@ -135,15 +146,20 @@ def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
                  (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
 
     return check_function("tail energy beyond L", tail_energy,
-                          reference_tail_energy, cases, compare=check_scalar, causes=causes,
-                          rtol=1e-9, atol=1e-300, verbose=verbose)
+                          by_case(lambda c: float(tail_energies(c["alpha"], c["L"],
+                                                                c["order"])[0])),
+                          cases, compare=check_scalar, causes=causes,
+                          rtol=1e-9, atol=1e-300, time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------- exercise 3: the worst eigenvalue
-def reference_worst_eigenvalue(L: int) -> float:
-    """The answer to exercise 3 by bounded numerical maximisation of the order-1 tail energy
-    (``scipy.optimize.minimize_scalar`` on ``-log`` of it, in ``1 - alpha``)."""
+def worst_eigenvalue_by_search(context: int) -> float:
+    """Exercise 3's worst eigenvalue by bounded numerical maximisation of the order-1 tail
+    energy (``scipy.optimize.minimize_scalar`` on ``-log`` of it, in ``1 - alpha``): the
+    check's independent route, and the cells after the exercise."""
     from scipy.optimize import minimize_scalar
+
+    L = int(context)
 
     def neg_log_tail(log_delta):
         d = np.exp(log_delta)
@@ -154,16 +170,19 @@ def reference_worst_eigenvalue(L: int) -> float:
     return float(1 - np.exp(res.x))
 
 
-def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True) -> CheckResult:
+def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True,
+                           cases: list[dict[str, Any]] | None = None,
+                           time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 2, 8, 32 and 1024."""
     def causes(L):
         return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
                  "exactly", 1 - 1 / (2 * (L - 1)))]
 
     return check_function("worst eigenvalue", worst_eigenvalue,
-                          reference_worst_eigenvalue, [{"L": L} for L in (2, 8, 32, 1024)],
+                          by_case(lambda c: worst_eigenvalue_by_search(c["L"])),
+                          cases or [{"L": L} for L in (2, 8, 32, 1024)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
-                          verbose=verbose)
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------------------------- the slider
@@ -177,7 +196,7 @@ def _slider_inputs():
     """White-noise input, the two algorithms' feature designs at contexts sqrt(T) and T
     (they depend on the input only) and a step of twice each design's safe step."""
     from ..learning import SpectralFiltering, SpectralFilteringAR2
-    from .lesson05 import reference_safe_step
+    from .lesson05 import eta_safe
 
     u = np.random.default_rng(7).standard_normal((SLIDER_T, 1))
     L = int(np.ceil(SLIDER_T ** SLIDER_Q))
@@ -190,7 +209,7 @@ def _slider_inputs():
                           lr_schedule="constant")
             X = learner.design(u, zeros)[0]
             runs[context] = (learner, X)
-        lr = 2.0 * reference_safe_step(runs[None][1])
+        lr = 2.0 * eta_safe(runs[None][1])
         out[name] = {ctx: (learner.clone(lr=lr), X) for ctx, (learner, X) in runs.items()}
     return u, L, out
 
@@ -243,11 +262,11 @@ def _eigenvalue_axes(fig) -> dict[str, Any]:
         ax.axvspan(1 - regions.region_b.high, 1 - regions.region_b.low, color="C3",
                    alpha=0.15, lw=0)
         state[f"where{i}"] = ax.axvline(0.03, color="k", lw=1.5)
-    ax1.plot(grid, [reference_tail_energy(1 - d, L, 1) for d in grid], "C0",
+    ax1.plot(grid, tail_energies(1 - np.asarray(grid), L, 1), "C0",
              label="Algorithm 1: (1-α) α^(j-1)")
-    ax1.plot(grid, [reference_tail_energy(1 - d, L, 2) for d in grid], "C2",
+    ax1.plot(grid, tail_energies(1 - np.asarray(grid), L, 2), "C2",
              label="Algorithm 2: (1-α)² α^(j-2)")
-    ax1.axvline(1 - reference_worst_eigenvalue(L), color="C0", ls=":", lw=1)
+    ax1.axvline(1 - worst_eigenvalue_by_search(L), color="C0", ls=":", lw=1)
     ax1.set(xscale="log", yscale="log", xlabel="1 - α", ylim=(1e-16, 1e-1))
     ax1.set_title(f"energy beyond the context L = {L} (red: Region B, q = 1/2)", fontsize=9)
     ax1.legend(fontsize=7, loc="lower right")

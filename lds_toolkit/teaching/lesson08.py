@@ -29,12 +29,13 @@ import numpy as np
 import torch  # noqa: F401 - lesson 8 needs torch: without it the module is skipped
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
 from .sliders import Param, slider
 
 __all__ = ["CHECKS", "summary", "check_bilinear_modes", "check_certificate_rate",
-           "check_region_counts", "reference_bilinear_modes", "reference_certificate_rate",
-           "reference_region_counts", "capstone_stream", "train_capstone", "use_layer"]
+           "check_region_counts", "capstone_stream", "mapped_modes", "train_capstone",
+           "use_layer"]
 
 LABELS = ("A-left", "B", "A-right", "outside")
 
@@ -58,10 +59,11 @@ def _real_block_diagonal(z: np.ndarray) -> np.ndarray:
     return A
 
 
-def reference_bilinear_modes(z) -> np.ndarray:
+def _toolkit_bilinear_modes(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 1: discretise the real system with the modes ``z``
     with :func:`lds_toolkit.s4_bilinear` at step 1 and read each block's eigenvalue (the one
     in the half plane of ``z``), in the order of ``z``."""
+    z = case['z']
     from ..systems import LDS, s4_bilinear
 
     z = np.atleast_1d(np.asarray(z, dtype=complex))
@@ -78,12 +80,20 @@ def reference_bilinear_modes(z) -> np.ndarray:
     return np.array(out)
 
 
-def check_bilinear_modes(bilinear_modes, *, verbose: bool = True) -> CheckResult:
+def mapped_modes(continuous_modes) -> np.ndarray:
+    """The discrete modes of exercise 1 for the cell after it (on the trained layer):
+    ``s4_bilinear`` at step 1 of the real system with ``continuous_modes``."""
+    return _toolkit_bilinear_modes({"z": continuous_modes})
+
+
+def check_bilinear_modes(bilinear_modes, *, verbose: bool = True,
+                         cases: list[dict[str, Any]] | None = None,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``bilinear_modes(z)`` (exercise 1) on S4D-Lin-like modes ``z = Δ(-1/2 + i π n)``
     at two steps, and on real and fast modes."""
-    cases = [{"z": 0.01 * (-0.5 + 1j * np.pi * np.arange(4))},
-             {"z": 0.3 * (-0.5 + 1j * np.pi * np.arange(1, 5))},
-             {"z": np.array([-1e-4 + 0j, -0.2 + 0j, -3.0 + 2.0j])}]
+    cases = cases or [{"z": 0.01 * (-0.5 + 1j * np.pi * np.arange(4))},
+                      {"z": 0.3 * (-0.5 + 1j * np.pi * np.arange(1, 5))},
+                      {"z": np.array([-1e-4 + 0j, -0.2 + 0j, -3.0 + 2.0j])}]
 
     def causes(z):
         z = np.asarray(z, dtype=complex)
@@ -95,13 +105,14 @@ def check_bilinear_modes(bilinear_modes, *, verbose: bool = True) -> CheckResult
                 ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2))]
 
     return check_function("discrete modes (bilinear)", bilinear_modes,
-                          reference_bilinear_modes, cases, causes=causes, rtol=1e-10,
-                          atol=1e-12, verbose=verbose)
+                          by_case(_toolkit_bilinear_modes), cases, causes=causes, rtol=1e-10,
+                          atol=1e-12, time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------------- exercise 2: certificate
-def reference_certificate_rate(A) -> float:
+def _toolkit_certificate_rate(case: dict[str, Any]) -> float:
     """The toolkit's answer to exercise 2: ``discrete_certificate(A).rho``."""
+    A = case['A']
     from ..control import discrete_certificate
 
     return float(discrete_certificate(np.asarray(A, dtype=np.float64)).rho)
@@ -117,7 +128,9 @@ def _certificate_cases() -> list[dict[str, Any]]:
     return cases
 
 
-def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckResult:
+def check_certificate_rate(certificate_rate, *, verbose: bool = True,
+                           cases: list[dict[str, Any]] | None = None,
+                           time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``certificate_rate(A)`` (exercise 2) on two non-normal stable matrices (there
     the certified rate exceeds the spectral radius) and a diagonal one."""
     import scipy.linalg as sla
@@ -126,7 +139,7 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckRe
         A = np.asarray(A)
         P_t = sla.solve_discrete_lyapunov(A, np.eye(A.shape[0]))  # A P Aᵀ - P = -I
         rho2_t = float(sla.eigh(A.T @ P_t @ A, P_t, eigvals_only=True)[-1])
-        rho2 = reference_certificate_rate(A) ** 2
+        rho2 = _toolkit_certificate_rate({"A": A}) ** 2
         return [("that is the spectral radius max |λ(A)|: the certificate's ρ is at least "
                  "that, and larger for a non-normal A", float(max(abs(np.linalg.eigvals(A))))),
                 ("scipy's solve_discrete_lyapunov(a, q) solves a X aᴴ - X + q = 0: pass "
@@ -134,14 +147,16 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckRe
                 ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2)]
 
     return check_function("certified decay rate", certificate_rate,
-                          reference_certificate_rate, _certificate_cases(),
-                          compare=check_scalar, causes=causes, rtol=1e-8, verbose=verbose)
+                          by_case(_toolkit_certificate_rate), cases or _certificate_cases(),
+                          compare=check_scalar, causes=causes, rtol=1e-8,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------------ exercise 3: region counts
-def reference_region_counts(eigenvalues, T: int, q: float) -> dict[str, int]:
+def _toolkit_region_counts(case: dict[str, Any]) -> dict[str, int]:
     """The toolkit's answer to exercise 3: ``eigenvalue_regions(T, q).classify(|λ|)``
     counted, with every label present (``eigenvalue_map``'s placement)."""
+    eigenvalues, T, q = (case[k] for k in ('eigenvalues', 'T', 'q'))
     from ..systems import eigenvalue_regions
 
     labels = eigenvalue_regions(T, q).classify(np.abs(np.asarray(eigenvalues)))
@@ -149,7 +164,9 @@ def reference_region_counts(eigenvalues, T: int, q: float) -> dict[str, int]:
     return {k: int(counts.get(k, 0)) for k in LABELS}
 
 
-def check_region_counts(region_counts, *, verbose: bool = True) -> CheckResult:
+def check_region_counts(region_counts, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``region_counts(eigenvalues, T, q)`` (exercise 3) on complex modes in every
     region and a negative one."""
     from ..systems import eigenvalue_regions
@@ -160,20 +177,21 @@ def check_region_counts(region_counts, *, verbose: bool = True) -> CheckResult:
     angles = [0.0, 0.3, 0.3, 0.0, 0.1]
     lam = np.array([m * np.exp(1j * a) for m, a in zip(mods, angles)])
     lam = np.r_[lam, np.conj(lam[1:3]), -0.5 * (r.good_threshold + r.marginal_threshold)]
-    cases = [{"eigenvalues": lam, "T": 256, "q": 7 / 8},
-             {"eigenvalues": lam[1:3], "T": 256, "q": 7 / 8},  # two regions stay empty
-             {"eigenvalues": lam[:4], "T": 2**14, "q": 1 / 2}]
+    cases = cases or [{"eigenvalues": lam, "T": 256, "q": 7 / 8},
+                      {"eigenvalues": lam[1:3].copy(), "T": 256, "q": 7 / 8},  # two empty
+                      {"eigenvalues": lam[:4].copy(), "T": 2**14, "q": 1 / 2}]
 
     def causes(eigenvalues, T, q):
-        expected = reference_region_counts(eigenvalues, T, q)
+        expected = _toolkit_region_counts({"eigenvalues": eigenvalues, "T": T, "q": q})
         real = Counter(str(x) for x in eigenvalue_regions(T, q).classify(np.real(eigenvalues)))
         return [("the regions are about |λ| (how fast a mode is forgotten), not Re λ",
                  {k: int(real.get(k, 0)) for k in LABELS}),
                 ("every label needs an entry, with 0 for an empty region",
                  {k: v for k, v in expected.items() if v})]
 
-    return check_function("modes per region", region_counts, reference_region_counts, cases,
-                          compare=check_equal, causes=causes, verbose=verbose)
+    return check_function("modes per region", region_counts, by_case(_toolkit_region_counts),
+                          cases, compare=check_equal, causes=causes, time_limit=time_limit,
+                          verbose=verbose)
 
 
 # ---------------------------------------------------------------- the capstone's data
