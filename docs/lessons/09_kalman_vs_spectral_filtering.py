@@ -210,21 +210,14 @@ lesson09.check_catch_up_time(catch_up_time)
 # ($0.2\operatorname{tr} S$, `lesson09.CATCH_UP_SHARE`) for any noise levels.
 
 # %% [markdown]
-# ## Why: the one line of Algorithm 1 that sees the noise
-#
-# Algorithm 1's prediction starts from $y_{t-1}$. With process noise only, $y_{t-1}$ carries
-# what the system remembers of $w_{<t-1}$; for a slow mode, $y_t - y_{t-1}$ is mostly the
-# input's effect plus the fresh noise, so starting from $y_{t-1}$ is nearly what the Kalman
-# predictor does. With measurement noise, $y_{t-1} = C s_{t-1} + v_{t-1}$ hands the
-# prediction the whole of $v_{t-1}$, which the Kalman predictor averages away.
-#
 # ## Interpretation question (≈ 5 min)
 #
-# A stream has measurement noise only ($Q = 0$, $R = \sigma_v^2$); the Kalman predictor then
-# loses $\sigma_v^2$ per step on average (the state is a function of the inputs: it is the
-# model run open loop). What is the least expected loss per step of *any* predictor of the
-# form $\hat y_t = y_{t-1} + f(u_{<t})$ — even one that knows the model? Set
-# `interpretation` to one letter:
+# Why does measurement noise keep the gap open? Algorithm 1's prediction starts from
+# $y_{t-1}$. Take a stream with measurement noise only ($Q = 0$, $R = \sigma_v^2$); the
+# Kalman predictor then loses $\sigma_v^2$ per step on average (the state is a function of
+# the inputs: it is the model run open loop). What is the least expected loss per step of
+# *any* predictor of the form $\hat y_t = y_{t-1} + f(u_{<t})$ — even one that knows the
+# model? Set `interpretation` to one letter:
 #
 # * **a** — $\sigma_v^2$: knowing the model, it can match the Kalman predictor;
 # * **b** — $2\sigma_v^2$: $y_{t-1}$ brings $v_{t-1}$ along, and $v_t$ comes on top;
@@ -238,10 +231,16 @@ interpretation = "b"  # SOLUTION
 lesson09.check_interpretation(interpretation)
 
 # %% [markdown]
-# So with measurement noise the per-step gap never closes: Algorithm 1's regret against the
-# optimum grows linearly, whatever its regret against its own class. Sublinear regret is a
-# statement about a comparator; "catching up with the best predictor" needs the best
-# predictor to lie in (or near) the learner's class.
+# ## Why: the one line of Algorithm 1 that sees the noise
+#
+# With process noise only, $y_{t-1}$ carries what the system remembers of $w_{<t-1}$; for a
+# slow mode, $y_t - y_{t-1}$ is mostly the input's effect plus the fresh noise, so starting
+# from $y_{t-1}$ is nearly what the Kalman predictor does. With measurement noise,
+# $y_{t-1} = C s_{t-1} + v_{t-1}$ hands the prediction the whole of $v_{t-1}$, which the
+# Kalman predictor averages away. So the per-step gap never closes: Algorithm 1's regret
+# against the optimum grows linearly, whatever its regret against its own class. Sublinear
+# regret is a statement about a comparator; "catching up with the best predictor" needs the
+# best predictor to lie in (or near) the learner's class.
 #
 # ## Slider — noise levels and the horizon
 #
