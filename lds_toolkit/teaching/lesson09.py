@@ -117,10 +117,11 @@ def _gain_cases() -> list[dict[str, Any]]:
              "R": np.array([[0.2]])}]
 
 
-def _gain_causes(A, C, Q, R) -> list[tuple[str, Any]]:
+def _gain_causes(**case: Any) -> list[tuple[str, Any]]:
+    """The slips of exercise 1 on a case (keyword arguments: no exercise's signature)."""
     import scipy.linalg as sla
 
-    A, C, Q, R = (np.asarray(m, float) for m in (A, C, Q, R))
+    A, C, Q, R = (np.asarray(case[k], float) for k in "ACQR")
     P = sla.solve_discrete_are(A.T, C.T, Q, R)
     S = C @ P @ C.T + R
     out = [("that is the filter gain P Cᵀ S⁻¹, which corrects the estimate of s_t; the "
@@ -190,8 +191,9 @@ def _prediction_cases() -> list[dict[str, Any]]:
     return out
 
 
-def _prediction_causes(A, B, C, L, u, y) -> list[tuple[str, Any]]:
-    A, B, C, L, u, y = (np.asarray(m, float) for m in (A, B, C, L, u, y))
+def _prediction_causes(**case: Any) -> list[tuple[str, Any]]:
+    """The slips of exercise 2 on a case."""
+    A, B, C, L, u, y = (np.asarray(case[k], float) for k in ("A", "B", "C", "L", "u", "y"))
 
     def run(A, B, C, L, u, y):
         return _toolkit_predictions({"A": A, "B": B, "C": C, "L": L, "u": u, "y": y})
@@ -267,8 +269,10 @@ def _catch_up_cases() -> list[dict[str, Any]]:
             {"losses": sf, "best_losses": kalman.losses_.copy(), "tol": 0.05}]
 
 
-def _catch_up_causes(losses, best_losses, tol) -> list[tuple[str, Any]]:
-    d = np.asarray(losses, float) - np.asarray(best_losses, float)
+def _catch_up_causes(**case: Any) -> list[tuple[str, Any]]:
+    """The slips of exercise 3 on a case."""
+    tol = case["tol"]
+    d = np.asarray(case["losses"], float) - np.asarray(case["best_losses"], float)
     n = d.size
     t = np.arange(1, n + 1)
     avg = np.cumsum(d) / t

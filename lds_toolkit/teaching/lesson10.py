@@ -78,10 +78,11 @@ def _gain_cases() -> list[dict[str, Any]]:
          "B": rng.standard_normal((3, 2)), "Q": G @ G.T + np.eye(3), "R": np.eye(2)}]
 
 
-def _gain_causes(A, B, Q, R) -> list[tuple[str, Any]]:
+def _gain_causes(**case: Any) -> list[tuple[str, Any]]:
+    """The slips of exercise 1 on a case (keyword arguments: no exercise's signature)."""
     import scipy.linalg as sla
 
-    A, B, Q, R = _floats(A, B, Q, R)
+    A, B, Q, R = _floats(*(case[k] for k in "ABQR"))
     P = sla.solve_discrete_are(A, B, Q, R)
     out = [("dlqr's K is for u = −K x: the sign is flipped",
             -np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)),
@@ -157,11 +158,12 @@ def _cost_cases() -> list[dict[str, Any]]:
          "R": np.diag([0.3, 1.0]), "x0": np.array([0.5, 1.0, -2.0])}]
 
 
-def _cost_causes(A, B, K, Q, R, x0) -> list[tuple[str, float]]:
+def _cost_causes(**case: Any) -> list[tuple[str, float]]:
+    """The slips of exercise 2 on a case."""
     import control
 
-    A, B, K, Q, R = _floats(A, B, K, Q, R)
-    x = np.asarray(x0, dtype=float).reshape(-1)
+    A, B, K, Q, R = _floats(*(case[k] for k in "ABKQR"))
+    x = np.asarray(case["x0"], dtype=float).reshape(-1)
     J = _closed_loop_cost((A, B, K, Q, R), x)
     out = [("the input's cost uᵀ R u = xᵀ Kᵀ R K x is missing",
             _closed_loop_cost((A, B, K, Q, np.zeros_like(R)), x)),
