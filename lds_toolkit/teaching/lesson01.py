@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import (
     CheckResult,
     check_equal,
@@ -205,7 +205,7 @@ def _inexact_end(lam: float, T: int, q: float) -> bool:
     return lam == r.marginal_threshold and not exact
 
 
-def _expected_region(**case: Any) -> str:
+def _expected_region(case: dict[str, Any]) -> str:
     label = _OneOf(_toolkit_region(case))
     if _inexact_end(case["lam"], case["T"], case["q"]):
         label.accepted = frozenset(
@@ -250,7 +250,7 @@ def check_region(region_of, *, verbose: bool = True,
                     for v in ("A-left", "outside")]
         return out
 
-    return check_function("region of an eigenvalue", region_of, _expected_region,
+    return check_function("region of an eigenvalue", region_of, by_case(_expected_region),
                           cases or _region_cases(), compare=_compare_region, causes=causes,
                           time_limit=time_limit, verbose=verbose)
 
