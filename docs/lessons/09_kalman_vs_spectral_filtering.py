@@ -72,7 +72,7 @@ QUICK = os.environ.get("LDS_LESSON_QUICK") == "1"  # smaller sizes, same code
 # %% [markdown]
 # ## Worked example: the stream and the toolkit's predictor
 #
-# The system: two real eigenvalues in Region A of lesson 1 (one of them within $10^{-5}$ of
+# The system: two real eigenvalues in Region A of lesson 1 (one of them very close to
 # 1: a long memory), white-noise input, process noise $\sigma_w = 0.3$ and almost no
 # measurement noise. `lt.KalmanPredictor` is an online learner like those of lesson 5 (its
 # `losses_` per step), except that it learns nothing: it is handed the model.
