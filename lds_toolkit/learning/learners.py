@@ -258,7 +258,7 @@ class LDSOracle(OnlineLearner):
         Initial state x_0.
     """
 
-    _param_names = ("system", "x0")
+    _param_names: tuple[str, ...] = ("system", "x0")
     _learns = False
 
     def __init__(self, system, x0=None):
