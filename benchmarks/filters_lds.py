@@ -210,8 +210,8 @@ def figure(T: int, k: int, path: Path) -> None:
                      label=f"|h - phi_{i + 1}|")
     axes[0].set_xscale("log")
     axes[0].set_ylabel("tap value")
-    axes[0].set_title(f"H_T filters (thick) and the impulse response of filters_as_lds "
-                      f"(dashed), T = {T}, {lds.n_states} states")
+    axes[0].set_title(f"H_T filters (thick), filters_as_lds impulse response (dashed): "
+                      f"T = {T}, {lds.n_states} states", fontsize=10)
     axes[0].legend(fontsize=8, ncol=4)
     axes[1].set_yscale("log")
     axes[1].set_xlabel("tap t (log scale)")

@@ -23,6 +23,7 @@ from .control import (
 )
 from .learning import (
     BestInHindsight,
+    KalmanPredictor,
     LastValue,
     LDSOracle,
     SpectralFiltering,
@@ -30,6 +31,7 @@ from .learning import (
     asymmetric_regret,
     filters_as_lds,
     spectral_filters,
+    stationary_kalman,
 )
 from .systems import (
     LDS,
@@ -60,6 +62,7 @@ __all__ = [
     "BestInHindsight",
     "LDS",
     "LDSOracle",
+    "KalmanPredictor",
     "LastValue",
     "SpectralFiltering",
     "SpectralFilteringAR2",
@@ -87,5 +90,6 @@ __all__ = [
     "simulate_etc",
     "filters_as_lds",
     "spectral_filters",
+    "stationary_kalman",
     "verify",
 ]

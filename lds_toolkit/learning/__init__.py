@@ -8,6 +8,8 @@ Paper: *Provable length generalization in sequence prediction via spectral filte
 * :mod:`~lds_toolkit.learning.learners` — Algorithms 1 and 2 and the baselines, their
   equations and time-index convention; ``_online`` holds their shared streaming and batch
   machinery, ``_signals`` the reading of river's values (dicts by name);
+* :mod:`~lds_toolkit.learning.kalman` — the stationary Kalman predictor, the optimal
+  predictor of a noisy LDS (the comparator of lesson 9);
 * :mod:`~lds_toolkit.learning.river` — the same learners as ``river.base.Regressor``
   estimators (needs the ``river`` extra; imported only when asked for);
 * :mod:`~lds_toolkit.learning.regret` — losses, regret curves, Asymmetric Regret.
@@ -23,6 +25,7 @@ from .filters import (
     spectral_filters,
 )
 from .filters_lds import FiltersLDSReport, filters_as_lds
+from .kalman import KalmanGain, KalmanPredictor, kalman_predict, stationary_kalman
 from .learners import (
     BestInHindsight,
     LastValue,
@@ -49,6 +52,10 @@ __all__ = [
     "SpectralFilteringAR2",
     "LastValue",
     "LDSOracle",
+    "KalmanPredictor",
+    "KalmanGain",
+    "stationary_kalman",
+    "kalman_predict",
     "BestInHindsight",
     "LearnerDivergedError",
     "RegretCurve",

@@ -61,6 +61,7 @@ import math
 
 import numpy as np
 
+from .._pickle_systems import pickled_system, unpickled_system
 from .._validation import check_choice, check_fits_in_memory, check_int
 from ._lds_route import FILTER_ROUTES, choose_route
 from ._online import (
@@ -255,7 +256,7 @@ class LDSOracle(OnlineLearner):
         Initial state x_0.
     """
 
-    _param_names = ("system", "x0")
+    _param_names: tuple[str, ...] = ("system", "x0")
     _learns = False
 
     def __init__(self, system, x0=None):
@@ -279,6 +280,7 @@ class LDSOracle(OnlineLearner):
             raise ValueError(f"the system has d_in={system.n_inputs}, d_out={system.n_outputs}; "
                              f"got d_in={d_in}, d_out={d_out}")
         super().reset(d_in, d_out)
+        self._lds = system  # the checked LDS (a TransferFunction realised once)
         self._state = x0.copy()  # x_t at step t (before u_t arrives)
         self._u_prev = np.zeros(d_in)  # u_{t-1}
         return self
@@ -295,7 +297,7 @@ class LDSOracle(OnlineLearner):
                 SignalCodec("y", "y_t", names=system.output_labels, missing="refuse"))
 
     def _predict_now(self):
-        s = self.system
+        s = self._lds
         return np.zeros((0, self.d_in_)), s.C @ self._state + s.D @ self._u_prev
 
     def _learn_step(self, u_t, y_t):
@@ -303,10 +305,22 @@ class LDSOracle(OnlineLearner):
         self._advance(u_t, y_t, x, pred)
 
     def _advance(self, u_t, y_t, x, pred):
-        s = self.system
+        s = self._lds
         self._state = s.A @ self._state + s.B @ u_t  # x_{t+1}
         self._u_prev = u_t
         self.n_updates_ += 1
+
+    def __getstate__(self):
+        # python-control's StateSpace holds closures and does not pickle (river's model
+        # saving pickles the learner): a plain one travels as its matrices and names
+        state = self.__dict__.copy()
+        state["system"] = pickled_system(state.get("system"))
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state["system"] = unpickled_system(state.get("system"))
+        self.__dict__.update(state)
 
     def fit_predict(self, u, y, *, design=None):
         from ..systems import simulate

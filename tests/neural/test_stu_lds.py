@@ -190,3 +190,33 @@ def test_to_lds_arguments():
         layer.initial_state(1, mode="fast")
     with pytest.raises(TypeError, match="STULDSState or STUState"):
         layer.step(torch.zeros(1, D, dtype=torch.float64), (1, 2))
+
+
+def test_float32_layer_steps_in_float64_state():
+    """A float32 layer: the state is float64 (the exponential sums' coefficients cancel), the
+    output float32, and the steps follow the float32 forward to float32 accuracy."""
+    layer = STU(2, 64, 8, form="tensordot", seed=0)
+    x = torch.randn(1, 64, 2, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        y = layer(x)
+        state = layer.initial_state(1)
+        assert all(t.dtype == torch.float64 for t in state)
+        ys = []
+        for t in range(64):
+            y_t, state = layer.step(x[:, t], state)
+            ys.append(y_t)
+    out = torch.stack(ys, 1)
+    assert out.dtype == torch.float32
+    assert _rel(out.numpy(), y.numpy()) <= 1e-5
+
+
+def test_unreachable_tol_names_the_ways_out():
+    """N_T's last filters at T = 2048 are round-off: no short exponential sum meets 1e-6."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FilterPrecisionWarning)
+        layer = STU(1, 2048, 24, filter_kind="N", seed=0)
+        with pytest.raises(ValueError, match=r"STU: filters_as_lds\(T=2048, k=24, kind='N'\)"
+                                             r".*mode='window'"):
+            layer.initial_state(1)
+        assert isinstance(layer.initial_state(1, mode="window"), tuple)
+        assert layer.to_lds(tol=1e-5).n_inputs == 1

@@ -82,10 +82,16 @@ def _filter_bank(layer, tol: float):
         except FitFailed as exc:
             raise ValueError(f"{name}: the layer's filters are no sum of real exponentials "
                              f"within tol={tol:.3g} (best worst-filter error {exc.best:.3e});"
-                             " pass a larger tol") from None
+                             " pass a larger tol, or initial_state(batch, mode='window') for "
+                             "the exact sliding-window step") from None
         C, D = C * s4, phi[0] * s4
     else:
-        lds = filters_as_lds(T, k, layer.filter_kind, branch="positive", tol=tol)
+        try:
+            lds = filters_as_lds(T, k, layer.filter_kind, branch="positive", tol=tol)
+        except ValueError as exc:  # name the layer's own ways out
+            raise ValueError(f"{name}: {exc} (to_lds(tol=...) / initial_state(batch, "
+                             "tol=...), or initial_state(batch, mode='window') for the exact "
+                             "sliding-window step)") from None
         alpha = np.diag(np.asarray(lds.A)).copy()
         C, D = np.asarray(lds.C).T * s4, np.asarray(lds.D)[:, 0] * s4
     if branch == "positive":
