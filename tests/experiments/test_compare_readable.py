@@ -66,9 +66,16 @@ def two_seeds(tmp_path_factory) -> tuple[Path, Path]:
     return a, b
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
 def test_a_compare_of_two_seeds_is_a_page(two_seeds, capsys):
     a, b = two_seeds
+    before = {root: _tree(root) for root in (a, b)}
     code, text, err = _run(capsys, "report", "--compare", str(a), str(b))
+    assert {root: _tree(root) for root in (a, b)} == before  # --compare writes nothing
     assert code == 0 and err == ""
     lines = text.splitlines()
     assert len(lines) <= 40 and all(len(line) <= 100 for line in lines), text
