@@ -22,6 +22,9 @@
 # length-generalization paper (*Provable length generalization in sequence prediction via
 # spectral filtering*, Section 4.1). Every exercise has a check cell: run it after your
 # answer; it prints `pass` or `not yet` with a hint.
+#
+# *Time: about 75 min — the idea and the worked example ≈ 20 min, exercises 1–3 ≈ 15 min
+# each, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -94,13 +97,13 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# ## Exercise 1 — the impulse response by recursion
+# ## Exercise 1 — the impulse response by recursion (≈ 15 min)
 #
-# Write `impulse_response(A, B, C, D, length)`: start from $x_0 = 0$, feed $u_0 = 1$ (a
-# vector of ones would mix the inputs: do one input column at a time, or keep the state as
-# a matrix with one column per input) and $u_t = 0$ afterwards, and record
-# $y_t = C x_t + D u_t$. Return an array of shape `(length, d_out, d_in)`. Use the
-# recursion, not matrix powers.
+# $h_t$ is what the system outputs at time $t$ after a unit impulse on its input at
+# $t = 0$, from rest. Write `impulse_response(A, B, C, D, length)` that produces
+# $h_0, \dots, h_{\text{length}-1}$ by running the recursion itself (not matrix powers),
+# as an array of shape `(length, d_out, d_in)`: entry $[t, o, a]$ is output $o$'s response
+# to an impulse on input $a$. How do you get every input's response at once?
 
 # %% tags=["exercise"]
 def impulse_response(A, B, C, D, length):
@@ -120,13 +123,13 @@ def impulse_response(A, B, C, D, length):
 lesson01.check_impulse_response(impulse_response)
 
 # %% [markdown]
-# ## Exercise 2 — the memory of one eigenvalue
+# ## Exercise 2 — the memory of one eigenvalue (≈ 15 min)
 #
-# For the scalar system $(a, 1, 1, 0)$ with $|a| < 1$, $h_t = a^{t-1}$ for $t \ge 1$. Sum the
-# geometric series of the energies and solve for the smallest $\ell$ with tail fraction at
-# most $\varepsilon$: you should find
-# $\ell_\varepsilon = 1 + \lceil \log\varepsilon / (2 \log|a|) \rceil$. Write
-# `memory_of(a, eps)` returning that number.
+# For the scalar system $(a, 1, 1, 0)$ with $|a| < 1$, $h_0 = 0$ and $h_t = a^{t-1}$ for
+# $t \ge 1$. Write the tail $\sum_{t \ge \ell} h_t^2$ and the total energy as geometric
+# series, take their ratio, and solve for the smallest whole $\ell$ whose tail fraction is
+# at most $\varepsilon$ (on paper first: which factors cancel? which way do you round?).
+# Write `memory_of(a, eps)` returning that number; $a$ may be negative.
 
 # %% tags=["exercise"]
 def memory_of(a, eps):
@@ -160,7 +163,7 @@ print("Region A, right:", tuple(regions.region_a[1]))
 print(regions.classify([0.5, 0.99, 0.999, 0.999999]))
 
 # %% [markdown]
-# ## Exercise 3 — which region?
+# ## Exercise 3 — which region? (≈ 15 min)
 #
 # Write `region_of(lam, T, q)` for a real eigenvalue: return `"A-left"`, `"B"`, `"A-right"`
 # or `"outside"`, from the formulas above (not by calling `eigenvalue_regions`). Mind the end
@@ -197,6 +200,26 @@ lesson01.check_region(region_of)
 show_slider("lesson01.memory")
 
 # %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# Three systems have one real eigenvalue each: $0.99$, $0.999$ and $0.99999$. A predictor
+# sees the last $T^q = 1024^{7/8}$ (about 430) inputs of a stream of $T = 1024$. Which
+# eigenvalue is the hard one for it, and why? Use your `memory_of` and `region_of` (or the
+# slider) to decide, then set `interpretation` to one letter:
+#
+# * **a** — 0.99: its response is the largest at short lags;
+# * **b** — 0.999: its memory (about 3450 lags) is longer than the context, yet its response
+#   still decays within $T$: Region B;
+# * **c** — 0.99999: its memory is the longest of the three, so it is the hardest;
+# * **d** — none: a linear system is equally easy to predict whatever its eigenvalue.
+
+# %% tags=["exercise"]
+interpretation = "b"  # SOLUTION
+
+# %% tags=["check"]
+lesson01.check_interpretation(interpretation)
+
+# %% [markdown]
 # ## What to take away
 #
 # * The impulse response $h_j = C A^{j-1} B$ is the whole input–output behaviour; its decay
@@ -207,4 +230,5 @@ show_slider("lesson01.memory")
 #   depends on how it is discretised.
 
 # %% tags=["check"]
-lesson01.summary(impulse_response=impulse_response, memory_of=memory_of, region_of=region_of)
+lesson01.summary(impulse_response=impulse_response, memory_of=memory_of, region_of=region_of,
+                 interpretation=interpretation)

@@ -10,8 +10,17 @@ Where things live:
 * :mod:`~lds_toolkit.teaching.sliders` — :func:`slider` registers a lesson's draw function,
   :class:`SliderApp` redraws it (the widget callback), :func:`show_slider` shows it (ipywidgets,
   the optional ``teach`` extra, imported only there), :func:`registered_sliders` finds them all.
-* ``lessonNN`` — one module per lesson: its exercise checks (``check_*``), the reference
-  answers (``reference_*``) and its slider. Lesson 8 needs torch; the others numpy only.
+* :mod:`~lds_toolkit.teaching.calling` — how a check calls a student's function: deep
+  copies, a time limit per call, nothing escaping (``BaseException`` included).
+* :mod:`~lds_toolkit.teaching.questions` — interpretation questions (multiple choice, the
+  right choice stored as a digest).
+* ``lessonNN`` — one module per lesson: its exercise checks (``check_*``, each taking
+  ``cases=`` and ``time_limit=`` for the autograder's hidden cases) and its slider. The
+  package holds **no reference solutions**: a check computes its expected values by an
+  independent route (a toolkit function, taking the case as one dict, so that no function
+  here has an exercise's signature); the solutions, the hidden cases and the common mistakes
+  are in the instructor-only answer keys ``docs/lessons/instructor/``. Lessons 8 and 10 need
+  torch; the others numpy only.
 
 Nothing here changes global state: figures are ``matplotlib.figure.Figure`` objects drawn on
 the Agg canvas, never through pyplot.

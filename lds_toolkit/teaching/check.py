@@ -6,9 +6,12 @@ stub (an answer of ``None`` or ``...``, or a function that returns one of them),
 ``not yet: ...`` with a hint otherwise — what differs (shape, the first wrong entry, the
 largest error), by how much, and a likely cause found by trying the usual slips (an index
 shifted by one step, a transposed matrix, a flipped sign, a constant factor, the conjugate).
-A check never raises on a student's answer: an exception raised by the student's function is
-reported as a line naming the exception and the case, without a traceback. Bad arguments of
-the *check itself* (a reference that is not an array, a negative tolerance) raise as usual:
+A check never raises on a student's answer: whatever the student's function does — raise,
+run past its time limit, call ``sys.exit``, modify its inputs in place, return an object
+whose ``__eq__`` raises — is reported as a line naming what happened and the case, without a
+traceback (the calling discipline: :mod:`lds_toolkit.teaching.calling`). Bad arguments of
+the *check itself* (a reference that is not an array, a negative, NaN, infinite or string
+tolerance, a NaN expected value) raise ``ValueError``/``TypeError`` naming the argument:
 those are the lesson author's mistakes.
 
 Lessons build their exercise checks from :func:`check_array`, :func:`check_scalar` and
@@ -18,10 +21,21 @@ Lessons build their exercise checks from :func:`check_array`, :func:`check_scala
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .calling import DEFAULT_TIME_LIMIT, call_student, fresh_case, guarded, substituted
+from .results import (  # noqa: F401 - STATUSES, Summary: importable from here as before
+    STATUSES,
+    CheckResult,
+    Summary,
+    _todo,
+    is_stub,
+    report,
+    run_checks,
+    summarize,
+)
 
 __all__ = [
     "CheckResult",
@@ -35,82 +49,33 @@ __all__ = [
     "summarize",
 ]
 
-#: The three states of an exercise: solved, still a stub, answered but not right yet.
-STATUSES = ("pass", "todo", "wrong")
+def _tolerance(name: str, value: Any) -> float:
+    """A tolerance of a check: a finite number >= 0 (NaN or inf would let anything pass)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise TypeError(f"{name} must be a finite number >= 0, got {type(value).__name__} "
+                        f"{value!r}")
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    """The outcome of one check.
-
-    Attributes
-    ----------
-    name : str
-        The exercise, as the lesson names it (``"impulse response"``).
-    status : str
-        ``"pass"``, ``"todo"`` (the answer is still a stub) or ``"wrong"``.
-    message : str
-        The line shown to the student (starts with ``pass:`` or ``not yet:``).
-    details : dict
-        The numbers behind the message (``max_abs_error``, ``index``, ...), for autograders
-        and tests.
-    """
-
-    name: str
-    status: str
-    message: str
-    details: Mapping[str, Any] = field(default_factory=dict)
-    printed: bool = False
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "pass"
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"CheckResult({self.message!r})"
-
-    def _ipython_display_(self) -> None:
-        # a check cell ends with the call: the line was printed already, do not repeat it
-        if not self.printed:
-            print(self.message)
-
-
-def is_stub(answer: Any) -> bool:
-    """True for an answer a student has not written yet: ``None`` or ``...`` (Ellipsis)."""
-    return answer is None or answer is Ellipsis
-
-
-def report(name: str, status: str, text: str, verbose: bool = True,
-           details: Mapping[str, Any] | None = None) -> CheckResult:
-    """A check's result from its parts, for lesson checks that compare in their own way.
-
-    ``status`` is ``"pass"``, ``"todo"`` or ``"wrong"``; the message reads
-    ``"pass: NAME — TEXT"`` or ``"not yet: NAME — TEXT"`` and is printed when ``verbose``.
-    """
-    if status not in STATUSES:
-        raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
-    prefix = "pass" if status == "pass" else "not yet"
-    message = f"{prefix}: {name} — {text}"
-    if verbose:
-        print(message)
-    return CheckResult(name, status, message, dict(details or {}), printed=verbose)
-
-
-def _todo(name: str, verbose: bool, what: str = "the answer is still a stub (None or ...)"
-          ) -> CheckResult:
-    return report(name, "todo", f"{what}; write it and run this cell again", verbose)
+def _expected_array(expected: Any) -> np.ndarray:
+    """The check's expected value as a numeric array, refused when it holds NaN (nothing
+    would ever equal it)."""
+    exp = np.asarray(expected)
+    if exp.dtype == object or not (np.issubdtype(exp.dtype, np.number)
+                                   or exp.dtype == np.bool_):
+        raise TypeError(f"expected must be a numeric array, got {expected!r}")
+    if np.issubdtype(exp.dtype, np.inexact) and np.isnan(exp).any():
+        raise ValueError("expected holds NaN: no answer could match it (compute the expected "
+                         "value without NaN, or check NaN entries separately)")
+    return exp
 
 
 def _as_numeric(answer: Any) -> np.ndarray | None:
-    try:
-        arr = np.asarray(answer)
-    except Exception:  # noqa: BLE001 - anything that is not array-like is reported, not raised
+    arr, err = guarded(np.asarray, answer)
+    if err is not None:  # anything that is not array-like is reported, not raised
         return None
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or arr.dtype == np.bool_):
@@ -180,51 +145,78 @@ def check_array(name: str, answer: Any, expected: Any, *, rtol: float = 1e-7,
     verbose : bool
         Print the message (default).
     """
-    if rtol < 0 or atol < 0:
-        raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
-    exp = np.asarray(expected)
-    if exp.dtype == object:
-        raise TypeError(f"expected must be a numeric array, got {exp!r}")
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    exp = _expected_array(expected)
     if is_stub(answer):
         return _todo(name, verbose)
     ans = _as_numeric(answer)
     if ans is None:
         return report(name, "wrong", f"expected a numeric array of shape {exp.shape}, got "
                        f"{type(answer).__name__}", verbose)
+    if np.iscomplexobj(ans) and not np.iscomplexobj(exp):
+        if np.all(ans.imag == 0):  # a real answer held in a complex array is still right
+            ans = ans.real
+        else:
+            return report(name, "wrong", "your answer is complex, the expected one is real "
+                           f"(largest imaginary part {float(np.max(np.abs(ans.imag))):.3g})",
+                           verbose)
     if ans.shape != exp.shape:
         hint = f"expected shape {exp.shape}, got {ans.shape}"
-        cause = _likely_cause(ans, exp, rtol, atol, axis)
+        cause = _lesson_cause(ans, causes, rtol, atol) or _likely_cause(ans, exp, rtol, atol,
+                                                                         axis)
         if cause:
             hint += f"; likely cause: {cause}"
         return report(name, "wrong", hint, verbose, {"shape": ans.shape})
-    bad = ~np.isfinite(ans)
+    # a non-finite entry is wrong only where the expected entry is not the same infinity
+    # (a legitimate inf, "no event", is an answer, not an overflow)
+    same_inf = np.isinf(ans) & np.isinf(exp) & (np.sign(ans) == np.sign(exp)) \
+        if exp.dtype.kind in "fc" and ans.dtype.kind in "fc" else np.zeros(ans.shape, bool)
+    bad = ~np.isfinite(ans) & ~same_inf
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        return report(name, "wrong", f"entry {where} is {ans[where]}: the computation "
-                       "overflowed or divided by zero", verbose, {"index": where})
+        value = ans[where]
+        text = (f"entry {where} is NaN (not a number): a 0/0, inf - inf, the log or square "
+                "root of a negative number, or a NaN input"
+                if np.isnan(value) else f"entry {where} is {value}, expected "
+                f"{_fmt(exp[where])}: the computation overflowed or divided by zero")
+        for label, wrong_answer in causes:  # a known slip that divides by zero, say
+            wa = np.asarray(wrong_answer)
+            if wa.dtype != object and wa.shape == ans.shape and \
+                    bool(np.allclose(ans, wa, rtol=rtol, atol=atol, equal_nan=True)):
+                text += f"; likely cause: {label}"
+                break
+        return report(name, "wrong", text, verbose, {"index": where})
     if np.allclose(ans, exp, rtol=rtol, atol=atol):
-        err = float(np.max(np.abs(ans - exp))) if exp.size else 0.0
+        finite = np.isfinite(exp)
+        err = float(np.max(np.abs(ans[finite] - exp[finite]))) if finite.any() else 0.0
         return report(name, "pass", f"matches the toolkit (largest difference {err:.1e})",
                        verbose, {"max_abs_error": err})
-    diff = np.abs(ans - exp)
-    wrong = diff > atol + rtol * np.abs(exp)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+        diff = np.where(same_inf, 0.0, np.abs(ans - exp))
+        wrong = (diff > atol + rtol * np.abs(exp)) | (np.isinf(exp) & ~same_inf)
+        diff = np.where(np.isinf(diff), np.inf, diff)
     first = tuple(int(i) for i in np.argwhere(wrong)[0])
-    scale = float(np.max(np.abs(exp))) if exp.size else 0.0
+    finite = np.isfinite(exp)
+    scale = float(np.max(np.abs(exp[finite]))) if finite.any() else 0.0
     err = float(diff.max())
     text = (f"{int(wrong.sum())} of {exp.size} entries differ; first at index {first}: "
             f"yours {_fmt(ans[first])}, expected {_fmt(exp[first])}; largest difference "
             f"{err:.3g} ({err / scale if scale else float('inf'):.3g} of the largest entry)")
-    cause = None
-    for label, wrong_answer in causes:
-        wa = np.asarray(wrong_answer)
-        if _close(ans, wa, rtol, atol):
-            cause = label
-            break
-    cause = cause or _likely_cause(ans, exp, rtol, atol, axis)
+    cause = _lesson_cause(ans, causes, rtol, atol) or _likely_cause(ans, exp, rtol, atol, axis)
     if cause:
         text += f"; likely cause: {cause}"
     return report(name, "wrong", text, verbose,
                    {"index": first, "max_abs_error": err, "n_wrong": int(wrong.sum())})
+
+
+def _lesson_cause(ans: np.ndarray, causes: Sequence[tuple[str, Any]], rtol: float,
+                  atol: float) -> str | None:
+    """The first of a lesson's known wrong answers (of any shape) that ``ans`` matches."""
+    for label, wrong_answer in causes:
+        wa = np.asarray(wrong_answer)
+        if wa.dtype != object and _close(ans, wa, rtol, atol):
+            return label
+    return None
 
 
 def _fmt(x: Any) -> str:
@@ -237,8 +229,15 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
     """Compare a number with the expected one (``|a - e| <= atol + rtol |e|``).
 
     ``causes`` lists lesson-specific wrong values with their description, as in
-    :func:`check_array`. A one-element array is accepted as a number.
+    :func:`check_array`. A one-element array is accepted as a number. An infinite expected
+    value (``inf``: "no event") is matched by the same infinity; NaN is never expected.
     """
+    rtol, atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    exp_arr = _expected_array(expected)
+    if exp_arr.size != 1:
+        raise ValueError(f"expected must be one number, got an array of shape {exp_arr.shape}")
+    exp = complex(exp_arr.reshape(())) if np.iscomplexobj(exp_arr) else \
+        float(exp_arr.reshape(()))
     if is_stub(answer):
         return _todo(name, verbose)
     ans = _as_numeric(answer)
@@ -246,43 +245,84 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
         got = type(answer).__name__ if ans is None else f"an array of shape {ans.shape}"
         return report(name, "wrong", f"expected one number, got {got}", verbose)
     value = complex(ans.reshape(())) if np.iscomplexobj(ans) else float(ans.reshape(()))
+    if isinstance(value, complex) and value.imag == 0 and not isinstance(exp, complex):
+        value = value.real
     if not np.isfinite(value):
-        return report(name, "wrong", f"got {value}: the computation overflowed or divided "
-                       "by zero", verbose)
-    err = abs(value - expected)
-    if err <= atol + rtol * abs(expected):
+        if value == exp:  # the same infinity: a legitimate answer
+            return report(name, "pass", f"{value} matches the toolkit's {exp}", verbose,
+                          {"abs_error": 0.0})
+        for label, wrong_value in causes:  # a slip that never triggers gives inf too
+            if value == wrong_value:
+                return report(name, "wrong", f"got {value}, expected {_fmt(exp)}; likely "
+                              f"cause: {label}", verbose)
+        what = ("NaN (not a number): a 0/0, inf - inf, the log or square root of a negative "
+                "number, or a NaN input" if np.isnan(value)
+                else f"{value}: the computation overflowed or divided by zero")
+        return report(name, "wrong", f"got {what}; expected {_fmt(exp)}", verbose)
+    if not np.isfinite(exp):
+        return report(name, "wrong", f"yours {_fmt(value)}, expected {exp}", verbose)
+    err = abs(value - exp)
+    if err <= atol + rtol * abs(exp):
         return report(name, "pass", f"{_fmt(value)} matches the toolkit's "
-                       f"{_fmt(expected)}", verbose, {"abs_error": err})
-    text = (f"yours {_fmt(value)}, expected {_fmt(expected)} (difference {err:.3g}, "
-            f"{err / abs(expected) if expected else float('inf'):.3g} relative)")
-    for label, wrong_value in causes:
-        if abs(value - wrong_value) <= atol + rtol * abs(wrong_value):
+                       f"{_fmt(exp)}", verbose, {"abs_error": err})
+    text = (f"yours {_fmt(value)}, expected {_fmt(exp)} (difference {err:.3g}, "
+            f"{err / abs(exp) if exp else float('inf'):.3g} relative)")
+    for label, wrong in causes:
+        wv: complex | float = complex(wrong) if isinstance(wrong, complex) else float(wrong)
+        if value == wv or (np.isfinite(wv) and  # an infinite slip would match every value
+                           abs(value - wv) <= atol + rtol * abs(wv)):
             text += f"; likely cause: {label}"
             break
     else:
-        if expected and abs(value + expected) <= atol + rtol * abs(expected):
+        if exp and abs(value + exp) <= atol + rtol * abs(exp):
             text += "; likely cause: the sign is flipped"
     return report(name, "wrong", text, verbose, {"abs_error": err})
 
 
+def _equal(answer: Any, expected: Any) -> bool:
+    """``answer == expected`` for labels, numbers, tuples and arrays (shape and entries);
+    never raises (a comparison that fails is "not equal")."""
+    if isinstance(answer, np.ndarray) or isinstance(expected, np.ndarray):
+        same, err = guarded(lambda: np.shape(answer) == np.shape(expected)
+                            and bool(np.array_equal(answer, expected)))
+        return bool(same) and err is None
+    same, err = guarded(lambda: bool(answer == expected))
+    return err is None and bool(same)
+
+
+def _safe_repr(value: Any) -> str:
+    text, err = guarded(repr, value)
+    if err is not None or not isinstance(text, str):
+        return f"a {type(value).__name__} (its repr {err or 'is not a string'})"
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def check_equal(name: str, answer: Any, expected: Any, *,
                 causes: Sequence[tuple[str, Any]] = (), verbose: bool = True) -> CheckResult:
-    """Compare an exact answer (a label, an integer, a tuple) with the expected one.
+    """Compare an exact answer (a label, an integer, a tuple, an array) with the expected one.
 
-    ``causes`` lists lesson-specific wrong answers with their description, as in
-    :func:`check_array`.
+    Arrays are equal when their shapes and entries are (``numpy.array_equal``). An answer
+    whose comparison raises (its ``__eq__``, an array where a label is expected) is "not
+    equal", with what happened in the hint. ``causes`` lists lesson-specific wrong answers
+    with their description, as in :func:`check_array`. A NaN expected value is refused.
     """
+    if isinstance(expected, (float, np.floating)) and np.isnan(expected) or (
+            isinstance(expected, np.ndarray) and expected.dtype.kind in "fc"
+            and np.isnan(expected).any()):
+        raise ValueError("expected is NaN: NaN equals nothing, no answer could match it")
     if is_stub(answer):
         return _todo(name, verbose)
-    try:
-        same = bool(answer == expected)
-    except Exception:  # noqa: BLE001 - an answer that cannot be compared is not equal
-        same = False
-    if same:
-        return report(name, "pass", f"{answer!r}, as the toolkit says", verbose)
-    text = f"yours {answer!r}, expected {expected!r}"
+    if _equal(answer, expected):
+        return report(name, "pass", f"{_safe_repr(answer)}, as the toolkit says", verbose)
+    text = f"yours {_safe_repr(answer)}, expected {_safe_repr(expected)}"
+    if isinstance(answer, np.ndarray) and not isinstance(expected, np.ndarray):
+        text += f" (an array of shape {answer.shape} where one value was expected)"
+    else:
+        _, err = guarded(lambda: bool(answer == expected))
+        if err is not None and isinstance(answer, type(expected)) is False:
+            text += f" (comparing your answer {err})"
     for label, wrong in causes:
-        if answer == wrong:
+        if _equal(answer, wrong):
             text += f"; likely cause: {label}"
             break
     return report(name, "wrong", text, verbose)
@@ -294,6 +334,11 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
                    verbose: bool = True, **compare_options: Any) -> CheckResult:
     """Call a student's function on test cases and compare each output with the reference.
 
+    For each case (its keyword arguments): the expected value ``reference(**copy)`` is
+    computed first, on a deep copy; then the student's function runs on another deep copy,
+    with a time limit, nothing it raises escaping (:func:`~lds_toolkit.teaching.calling.
+    call_student`); then ``compare(name, got, expected, **options)`` runs, also guarded.
+
     Parameters
     ----------
     name : str
@@ -302,53 +347,98 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
         The student's function. ``None``/``...`` (not written yet), or a function that
         returns ``None``/``...`` on the first case, gives "not yet".
     reference : callable
-        The toolkit's answer, called with the same keyword arguments.
+        The expected value of a case, called with the same keyword arguments (an
+        independent route: a toolkit function, precomputed values).
     cases : iterable of dict
         Keyword arguments of each call; the message names the first failing case.
     compare : callable
-        :func:`check_array` (default) or :func:`check_scalar`; ``compare_options`` are
-        passed to it (``rtol``, ``atol``, ``causes``...). ``causes`` may also be a function
-        of the case returning that list.
+        :func:`check_array` (default), :func:`check_scalar` or :func:`check_equal`;
+        ``compare_options`` are passed to it (``rtol``, ``atol``, ``causes``...).
+        ``causes`` may also be a function of the case returning that list.
 
-    An exception raised by the student's function becomes the message ("your function
-    raised ZeroDivisionError: ... for a=0.5, n=8"), never a traceback.
+    Other options (taken out of ``compare_options``):
+
+    * ``time_limit`` — seconds per call of the student's function (default
+      :data:`~lds_toolkit.teaching.calling.DEFAULT_TIME_LIMIT`; ``None``: no limit);
+    * ``substitutes`` — ``{global name: (object, "exercise 1 (trigger)")}``: during each call
+      the student's function sees ``object`` under that global name instead of the student's
+      own (a later exercise checked with the reference of an earlier one); when the case
+      then passes but fails with the student's own object, or fails because of it, the hint
+      names that exercise.
+
+    Whatever the student's function does becomes the message ("your function raised
+    ZeroDivisionError: ... (case 2: a=0.5, n=8)", "took longer than 10 s", "called
+    sys.exit()"), never a traceback.
     """
+    time_limit = compare_options.pop("time_limit", DEFAULT_TIME_LIMIT)
+    substitutes = dict(compare_options.pop("substitutes", None) or {})
     if is_stub(student):
         return _todo(name, verbose)
     if not callable(student):
         return report(name, "wrong", f"expected a function, got {type(student).__name__}",
                        verbose)
-    cases = list(cases)
+    cases = [dict(c) for c in cases]
     if not cases:
         raise ValueError("cases must hold at least one dict of keyword arguments")
     worst: float | None = None
+    earlier_note = ""
     for i, case in enumerate(cases):
         described = ", ".join(f"{k}={_short(v)}" for k, v in case.items())
-        try:
-            got = student(**case)
-        except Exception as exc:  # noqa: BLE001 - a student's error is reported, not raised
-            return report(name, "wrong", f"your function raised {type(exc).__name__}: "
-                           f"{exc} (case {i + 1}: {described})", verbose,
-                           {"case": i, "exception": type(exc).__name__})
-        if is_stub(got):
-            return _todo(name, verbose, f"your function returned {got!r} "
+        expected = reference(**fresh_case(case))
+        with substituted(student, {k: v[0] for k, v in substitutes.items()}) as own:
+            out = call_student(student, case, time_limit=time_limit)
+        if not out.ok:
+            return report(name, "wrong", f"your function {out.error} (case {i + 1}: "
+                           f"{described})", verbose,
+                           {"case": i, "exception": out.error, "kind": out.kind})
+        if is_stub(out.value):
+            return _todo(name, verbose, f"your function returned {out.value!r} "
                          f"(case {i + 1}: {described})")
         options = dict(compare_options)
         if callable(options.get("causes")):
-            options["causes"] = options["causes"](**case)
-        res = compare(name, got, reference(**case), verbose=False, **options)
+            options["causes"] = options["causes"](**fresh_case(case))
+        res, err = guarded(compare, name, out.value, expected, verbose=False, **options)
+        if err is not None:
+            return report(name, "wrong", f"case {i + 1} ({described}): your answer could not "
+                           f"be compared: it {err}", verbose, {"case": i})
         if not res.passed:
             text = res.message.split(" — ", 1)[1]
+            if out.modified_inputs:
+                text += ("; note: your function changed its input(s) "
+                         f"{', '.join(out.modified_inputs)} in place")
+            text += _blame_earlier(student, case, own, substitutes, time_limit, expected,
+                                   compare, options, passed=False)
             return report(name, res.status, f"case {i + 1} ({described}): {text}", verbose,
                            {"case": i, **res.details})
-        err = res.details.get("max_abs_error", res.details.get("abs_error"))
-        if err is not None:
-            worst = max(worst or 0.0, float(err))
+        if own and not earlier_note:
+            earlier_note = _blame_earlier(student, case, own, substitutes, time_limit,
+                                          expected, compare, options, passed=True)
+        err_value = res.details.get("max_abs_error", res.details.get("abs_error"))
+        if err_value is not None:
+            worst = max(worst or 0.0, float(err_value))
     text = f"matches the toolkit on all {len(cases)} cases"
     if worst is not None:
         text += f" (largest difference {worst:.1e})"
-    return report(name, "pass", text, verbose, {} if worst is None else
+    return report(name, "pass", text + earlier_note, verbose, {} if worst is None else
                   {"max_abs_error": worst})
+
+
+def _blame_earlier(student, case, own, substitutes, time_limit, expected, compare, options,
+                   *, passed: bool) -> str:
+    """The note naming an earlier exercise: the case run again with the student's own
+    earlier answer(s) (``own``) instead of the substitutes."""
+    if not own:
+        return ""
+    labels = ", ".join(substitutes[k][1] for k in own)
+    if passed:  # passes with the toolkit's earlier answer: does it with the student's own?
+        mine = call_student(student, case, time_limit=time_limit)
+        res, err = (None, "failed") if not mine.ok else guarded(
+            compare, "", mine.value, expected, verbose=False, **options)
+        if err is None and res is not None and res.passed:
+            return ""
+        return (f" (checked with the toolkit's {labels}; with yours it does not match yet: "
+                f"fix {labels} first)")
+    return f" (checked with the toolkit's {labels}, so the slip is in this function)"
 
 
 def _short(value: Any) -> str:
@@ -356,53 +446,3 @@ def _short(value: Any) -> str:
         return f"array{value.shape}"
     text = repr(value)
     return text if len(text) <= 30 else text[:27] + "..."
-
-
-class Summary(dict):
-    """The record of :func:`summarize` (a ``dict``); a notebook does not display it again
-    after its line was printed."""
-
-    printed = False
-
-    def _ipython_display_(self) -> None:
-        if not self.printed:
-            print(dict(self))
-
-
-def summarize(results: Iterable[CheckResult], *, verbose: bool = True) -> dict[str, Any]:
-    """Count passed, stub and wrong checks of a lesson; print one line.
-
-    Returns ``{"passed": int, "todo": int, "wrong": int, "total": int, "names": {name:
-    status}}`` (the record an autograder stores).
-    """
-    results = list(results)
-    counts = {s: sum(r.status == s for r in results) for s in STATUSES}
-    out = Summary({"passed": counts["pass"], "todo": counts["todo"], "wrong": counts["wrong"],
-                   "total": len(results), "names": {r.name: r.status for r in results}})
-    out.printed = verbose
-    if verbose:
-        print(f"{out['passed']} of {out['total']} checks pass"
-              + (f", {out['todo']} not started" if out["todo"] else "")
-              + (f", {out['wrong']} not right yet" if out["wrong"] else ""))
-    return out
-
-
-def run_checks(checks: Mapping[str, Callable[..., CheckResult]], answers: Mapping[str, Any],
-               *, verbose: bool = True) -> dict[str, Any]:
-    """Run a lesson's graded checks on the student's answers and summarise them.
-
-    ``checks`` maps the name of each answer (the variable or function the exercise asks for,
-    ``"impulse_response"``) to its check; ``answers`` maps the same names to the student's
-    objects (a missing one counts as a stub). Prints one line per check that does not pass
-    and the count (``verbose``); returns :func:`summarize`'s record plus ``"messages"``.
-    This is what an autograder calls on a student's namespace.
-    """
-    results = []
-    for key, check in checks.items():
-        res = check(answers.get(key), verbose=False)
-        if verbose and not res.passed:
-            print(res.message)
-        results.append(res)
-    out = summarize(results, verbose=verbose)
-    out["messages"] = {r.name: r.message for r in results}
-    return out

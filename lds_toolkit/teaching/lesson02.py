@@ -19,15 +19,18 @@ against the continuous system (python-control's ``frequency_response``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .calling import DEFAULT_TIME_LIMIT
 from .check import CheckResult, check_array, check_function, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
-           "reference_s4_bilinear", "reference_tustin", "reference_tustin_from_s4",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
            "summary"]
 
 #: The lesson's example: a lightly damped oscillator (poles -0.2 ± 3i) and a slow real pole.
@@ -45,27 +48,27 @@ def _lds(A, B, C, D):
     return LDS(A, B, C, D)
 
 
-def reference_s4_bilinear(A, B, dt: float) -> tuple[np.ndarray, np.ndarray]:
+# The expected values come from the toolkit's library, each route taking the case as one
+# dict: no function of the package has an exercise's signature (see lesson01).
+
+
+def _toolkit_s4_bilinear(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """``(Ā, B̄)`` of :func:`lds_toolkit.s4_bilinear`."""
     from ..systems import s4_bilinear
 
+    A, B, dt = case["A"], case["B"], case["dt"]
     n, m = np.shape(B)
     d = s4_bilinear(_lds(A, B, np.zeros((1, n)), np.zeros((1, m))), dt)
     return np.array(d.A), np.array(d.B)
 
 
-def reference_tustin(A, B, C, D, dt: float) -> tuple[np.ndarray, ...]:
+def _toolkit_tustin(case: dict[str, Any]) -> tuple[np.ndarray, ...]:
     """``(A_d, B_d, C_d, D_d)`` of ``discretize(sys, dt, "tustin")``."""
     from ..systems import discretize
 
+    A, B, C, D, dt = (case[k] for k in ("A", "B", "C", "D", "dt"))
     d = discretize(_lds(A, B, C, D), dt, "tustin")
     return np.array(d.A), np.array(d.B), np.array(d.C), np.array(d.D)
-
-
-def reference_tustin_from_s4(y_s4) -> np.ndarray:
-    """``(y_k + y_{k-1}) / 2`` with ``y_{-1} = 0``, along the first axis."""
-    y = np.asarray(y_s4, dtype=float)
-    return 0.5 * (y + np.concatenate([np.zeros_like(y[:1]), y[:-1]]))
 
 
 def _cases() -> list[dict[str, Any]]:
@@ -75,13 +78,15 @@ def _cases() -> list[dict[str, Any]]:
             {"A": A, "B": rng.standard_normal((4, 2)), "dt": 0.35}]
 
 
-def check_s4_bilinear(s4_discretize, *, verbose: bool = True) -> CheckResult:
+def check_s4_bilinear(s4_discretize, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``s4_discretize(A, B, dt) -> (A_bar, B_bar)`` (exercise 1).
 
     The two matrices are compared stacked side by side, ``[Ā | B̄]``. Recognises B̄ without
     the factor Δ, zero-order hold, forward Euler and the inverse on the wrong side."""
     def stacked(A, B, dt):
-        Ab, Bb = reference_s4_bilinear(A, B, dt)
+        Ab, Bb = _toolkit_s4_bilinear({"A": A, "B": B, "dt": dt})
         return np.hstack([Ab, Bb])
 
     def student(A, B, dt):
@@ -103,23 +108,36 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True) -> CheckResult:
                  zoh[:n]),
                 ("this is forward Euler (I + Δ A, Δ B), not the bilinear form",
                  np.hstack([np.eye(n) + dt * A, dt * B])),
-                ("Ā = (I + Δ/2 A)(I - Δ/2 A)^{-1} with B̄ = Δ B (inverse applied on the other "
-                 "side of B)", np.hstack([Ab, dt * B]))]
+                ("B̄ = Δ B: the inverse multiplies B too, B̄ = M B Δ with M = (I - Δ/2 A)^{-1}",
+                 np.hstack([Ab, dt * B])),
+                ("the signs of the halves are swapped: yours is Ā^{-1}, the step backwards in "
+                 "time (unstable for a stable A); the inverse is of I - Δ/2 A",
+                 np.hstack([np.linalg.solve(np.eye(n) + dt / 2 * A, np.eye(n) - dt / 2 * A),
+                            np.linalg.solve(np.eye(n) + dt / 2 * A, dt * B)])),
+                ("Δ where the bilinear form has Δ/2: it averages the two ends of the step "
+                 "(the trapezoidal rule), so each end gets half",
+                 np.hstack([np.linalg.solve(np.eye(n) - dt * A, np.eye(n) + dt * A),
+                            np.linalg.solve(np.eye(n) - dt * A, dt * B)])),
+                ("this is backward Euler ((I - Δ A)^{-1}, (I - Δ A)^{-1} Δ B), not the bilinear "
+                 "form", np.hstack([np.linalg.inv(np.eye(n) - dt * A),
+                                    np.linalg.solve(np.eye(n) - dt * A, dt * B)]))]
 
     return check_function("S4 bilinear (Ā, B̄)", None if s4_discretize is None
-                          or s4_discretize is Ellipsis else student, stacked, _cases(),
-                          causes=causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          or s4_discretize is Ellipsis else student, stacked,
+                          cases or _cases(), causes=causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
-def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
+def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tustin(A, B, C, D, dt) -> (Ad, Bd, Cd, Dd)`` (exercise 2), compared as the
     block matrix ``[[Ad, Bd], [Cd, Dd]]``. Recognises S4's form (C, D unchanged)."""
     rng = np.random.default_rng(3)
-    cases = [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
-                  D=rng.standard_normal((2, c["B"].shape[1]))) for c in _cases()]
+    cases = cases or [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
+                           D=rng.standard_normal((2, c["B"].shape[1]))) for c in _cases()]
 
     def block(A, B, C, D, dt):
-        Ad, Bd, Cd, Dd = reference_tustin(A, B, C, D, dt)
+        Ad, Bd, Cd, Dd = _toolkit_tustin({"A": A, "B": B, "C": C, "D": D, "dt": dt})
         return np.block([[Ad, Bd], [Cd, Dd]])
 
     def student(A, B, C, D, dt):
@@ -130,21 +148,29 @@ def check_tustin(tustin, *, verbose: bool = True) -> CheckResult:
         return np.block([[Ad, Bd], [Cd, Dd]])
 
     def causes(A, B, C, D, dt):
-        Ad, Bd, Cd, Dd = reference_tustin(A, B, C, D, dt)
+        Ad, Bd, Cd, Dd = _toolkit_tustin({"A": A, "B": B, "C": C, "D": D, "dt": dt})
         Cm = C @ np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)
         return [("C and D are unchanged: that is S4's form, read with y_k = C x_k after the "
                  "input entered x_k; Tustin's C_d = C M, D_d = D + C M B Δ/2",
                  np.block([[Ad, Bd], [C, D]])),
                 ("D_d misses the term C M B Δ/2", np.block([[Ad, Bd], [Cd, D]])),
                 ("D_d = D + C M B Δ (the factor is Δ/2)",
-                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]]))]
+                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]])),
+                ("C_d = C Ā: the output map is C M with M = (I - Δ/2 A)^{-1}, not C Ā",
+                 np.block([[Ad, Bd], [C @ Ad, Dd]])),
+                ("M is in D_d too: D_d = D + C M B Δ/2, not D + C B Δ/2",
+                 np.block([[Ad, Bd], [Cd, D + C @ B * dt / 2]])),
+                ("C is unchanged: Tustin's output map changes too, C_d = C M",
+                 np.block([[Ad, Bd], [C, Dd]]))]
 
     return check_function("Tustin (A_d, B_d, C_d, D_d)", None if tustin is None
                           or tustin is Ellipsis else student, block, cases,
-                          causes=causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          causes=causes, rtol=1e-9, atol=1e-12, time_limit=time_limit,
+                          verbose=verbose)
 
 
-def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult:
+def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tustin_from_s4(y_s4) -> y_tustin`` (exercise 3) on simulated outputs: the
     expected answer is the Tustin system's own simulation, not the formula."""
     from ..systems import discretize, s4_bilinear, simulate
@@ -160,17 +186,54 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True) -> CheckResult
                            verbose=verbose)
     return check_function(
         "Tustin output from the S4 output", tustin_from_s4, lambda y_s4: y_tustin,
-        [{"y_s4": y_s4}], rtol=1e-9, atol=1e-12, verbose=verbose,
+        [{"y_s4": y_s4}], rtol=1e-9, atol=1e-12, verbose=verbose, time_limit=time_limit,
         causes=[("the average with the next output y_{k+1} instead of the previous one",
                  0.5 * (y_s4 + np.concatenate([y_s4[1:], np.zeros((1, 1))]))),
                 ("the S4 output delayed by one step, without the average", lag),
                 ("y_{-1} must be 0 (the system starts at rest), not y_0",
-                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]])))])
+                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]]))),
+                ("np.roll wraps the last output round to k = 0; y_{-1} = 0 (the system starts "
+                 "at rest)", 0.5 * (y_s4 + np.roll(y_s4, 1, axis=0))),
+                ("the average has the factor 1/2: (y_k + y_{k-1}) / 2", 2 * y_tustin),
+                ("a difference: Tustin's output is the average of y^s4_k and y^s4_{k-1}",
+                 0.5 * (y_s4 - lag))])
+
+
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson02.interpretation",
+    question=("Move Δ from 0.01 to 1 on the slider (poles -0.2 ± 3i and -0.5). Which method "
+              "puts a pole outside the unit circle, and from which step on?"),
+    choices={
+        "a": "zero-order hold, once Δ passes about 0.5: e^{pΔ} grows with Δ",
+        "b": "Tustin, once Δ passes the Nyquist limit π/3 of the resonance",
+        "c": "forward Euler, from Δ ≈ 2|Re p|/|p|² ≈ 0.044 on: |1 + pΔ|² = 1 - 0.4Δ + 9.04Δ² "
+             "exceeds 1 for the lightly damped pair",
+        "d": "forward Euler, but only beyond Δ = 2/|p| ≈ 0.66, the limit of a real pole",
+    },
+    digest="6d0b6f12f784732a0747f35bb70708026160141625fcd3df4bd9867fc81b98f0",
+    hints={
+        "a": "|e^{pΔ}| = e^{Re p · Δ} < 1 for every Δ when Re p < 0: zero-order hold never "
+             "destabilises a stable system (see max |z| zoh on the slider)",
+        "b": "Tustin maps the whole left half plane into the unit disc, for every Δ; it warps "
+             "frequencies, it does not destabilise",
+        "d": "2/|p| is the limit for a real pole; for a complex pair |1 + pΔ|² = 1 + 2 Re p Δ "
+             "+ |p|² Δ², which exceeds 1 as soon as Δ > 2|Re p|/|p|²",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4}
+          "tustin_from_s4": check_tustin_from_s4,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
@@ -225,8 +288,10 @@ def _step_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper left")
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.3)
     h_c = control.frequency_response(sysc, _OMEGA).complex.ravel()  # python-control's
+    ax2.set_xlim(0.05, np.pi / 0.01)  # fixed (the slider's smallest Δ): each curve ends
+    # at its own Nyquist frequency π/Δ; the pole plot zooms with Δ, so it is redrawn whole
     return {"ax1": ax1, "ax2": ax2, "markers": markers, "lines": lines, "sys": sysc,
-            "h_c": h_c}
+            "h_c": h_c, "moving": [ax1, *lines.values(), ax2.title]}
 
 
 @slider("lesson02.step", title="Sampling step Δ: poles and frequency-response error",
@@ -251,7 +316,6 @@ def step_slider(state, dt: float) -> dict[str, Any]:
         state["lines"][key].set_data(omega, np.maximum(err, 1e-12))
         numbers[f"max |z| {key}"] = float(np.abs(z).max())
         numbers[f"error at ω=3 {key}"] = float(np.interp(np.log(3.0), np.log(omega), err))
-    state["ax2"].set_xlim(0.05, np.pi / dt)
     # zoom on z = 1, where the poles sit for small Δ; the unit circle stays in view
     zs = [np.asarray(m.get_xdata()) + 1j * np.asarray(m.get_ydata())
           for m in state["markers"].values()]

@@ -23,18 +23,22 @@ regret against the best fixed predictor and where a run diverges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_projected_step", "check_best_in_hindsight",
-           "check_safe_step", "reference_projected_step", "reference_best_in_hindsight",
-           "reference_safe_step", "lesson_stream"]
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_projected_step", "check_best_in_hindsight",
+           "check_safe_step",
+           "eta_safe", "lesson_stream"]
 
 
 def lesson_stream(T: int = 1024, n: int = 16, seed: int = 5, d_in: int = 1, d_out: int = 1):
@@ -56,12 +60,13 @@ def lesson_stream(T: int = 1024, n: int = 16, seed: int = 5, d_in: int = 1, d_ou
 
 
 # ------------------------------------------------------------------ exercise 1: the step
-def reference_projected_step(M, x, err, eta, r) -> np.ndarray:
+def _toolkit_projected_step(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 1: the OGD kernel of the learners run for one step.
 
     ``ogd_loop`` predicts ``base + sum_i M_i x_i`` and steps on its error against the target;
     with ``base = 0`` and the target ``sum_i M_i x_i - err`` its error is ``err``.
     """
+    M, x, err, eta, r = (case[k] for k in ('M', 'x', 'err', 'eta', 'r'))
     from ..learning._kernels import ogd_loop
 
     M = np.array(M, dtype=np.float64)  # a copy: the kernel updates in place
@@ -85,8 +90,15 @@ def _step_cases() -> list[dict[str, Any]]:
          "eta": 0.05, "r": np.inf},
         # a radius that the step crosses for some blocks but not for others
         {"M": M3, "x": rng.standard_normal((3, 3)), "err": np.array([2.0, 1.0]), "eta": 0.3,
-         "r": 1.5 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
+         "r": 0.6 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
     ]
+
+
+def _always_rescaled(raw: np.ndarray, r: float) -> np.ndarray:
+    """Every block scaled onto the sphere of radius ``r`` (a common slip; ``r = inf`` gives
+    the infinities and NaNs the slip gives)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return raw * (r / np.linalg.norm(raw, axis=(1, 2)))[:, None, None]
 
 
 def _step_causes(M, x, err, eta, r):
@@ -108,21 +120,28 @@ def _step_causes(M, x, err, eta, r):
          per_block(M - eta * grad / 2)),
         ("the step goes uphill: subtract eta times the gradient", per_block(M + eta * grad)),
         ("projected before the step instead of after it", per_block(M) - eta * grad),
+        ("clipping the entries to [-r, r] is the box, not the ball: scale the whole block by "
+         "min(1, r / ||M_i||_F)", np.clip(raw, -r, r)),
+        ("only blocks outside the ball move: the factor is min(1, r / ||M_i||_F), not "
+         "r / ||M_i||_F", _always_rescaled(raw, r)),
     ]
 
 
-def check_projected_step(projected_step, *, verbose: bool = True) -> CheckResult:
+def check_projected_step(projected_step, *, verbose: bool = True,
+                         cases: list[dict[str, Any]] | None = None,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``projected_step(M, x, err, eta, r)`` (exercise 1) on three cases: scalar
     blocks, 2 x 3 blocks, and a radius that only some blocks exceed after the step."""
-    return check_function("projected OGD step", projected_step, reference_projected_step,
-                          _step_cases(), causes=_step_causes, rtol=1e-9, atol=1e-12,
-                          verbose=verbose)
+    return check_function("projected OGD step", projected_step, by_case(_toolkit_projected_step),
+                          cases or _step_cases(), causes=_step_causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------- exercise 2: best in hindsight
-def reference_best_in_hindsight(X, base, y) -> np.ndarray:
+def _toolkit_best_in_hindsight(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 2: ``BestInHindsight(..., radius=inf).coef_`` on the
     features ``X`` (n, m, d_in), autoregressive part ``base`` (n, d_out) and targets ``y``."""
+    X, base, y = (case[k] for k in ('X', 'base', 'y'))
     from ..learning import BestInHindsight, SpectralFiltering
 
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -151,30 +170,49 @@ def _hindsight_causes(X, base, y):
     n, m, d_in = X.shape
     D = X.reshape(n, m * d_in)
     W = np.linalg.lstsq(D, y, rcond=None)[0]  # base forgotten
-    M = reference_best_in_hindsight(X, base, y)
+    M = _toolkit_best_in_hindsight({"X": X, "base": base, "y": y})
     return [("the autoregressive part is missing: fit y_t - base_t, not y_t",
              W.reshape(m, d_in, -1).transpose(0, 2, 1)),
             ("each block is transposed: M_i has shape (d_out, d_in); reshape the least-squares "
              "solution W (m d_in, d_out) to (m, d_in, d_out), then swap the last two axes",
-             M.transpose(0, 2, 1))]
+             M.transpose(0, 2, 1)),
+            ("the target is y_t - b_t (what the AR part leaves), not y_t + b_t",
+             np.linalg.lstsq(D, y + base, rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("the rows are misaligned: the features of round t predict y_t, not y_{t+1}",
+             np.linalg.lstsq(D[:-1], (y - base)[1:], rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("that is W itself, shape (m d_in, d_out): rearrange it into m blocks M_i of shape "
+             "(d_out, d_in)", np.linalg.lstsq(D, y - base, rcond=None)[0]),
+            ("a ridge term (D^T D + I): the best fixed M in hindsight is the plain least-"
+             "squares fit, r = inf, no regularisation",
+             np.linalg.solve(D.T @ D + np.eye(D.shape[1]), D.T @ (y - base))
+             .reshape(m, d_in, -1).transpose(0, 2, 1))]
 
 
-def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True) -> CheckResult:
+def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True,
+                            cases: list[dict[str, Any]] | None = None,
+                            time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``best_in_hindsight(X, base, y)`` (exercise 2) on two streams (scalar, and two
     inputs and outputs); the solution is unique, so ``M`` itself is compared."""
     return check_function("best fixed M in hindsight", best_in_hindsight,
-                          reference_best_in_hindsight, _hindsight_cases(),
-                          causes=_hindsight_causes, rtol=1e-6, atol=1e-8, verbose=verbose)
+                          by_case(_toolkit_best_in_hindsight), cases or _hindsight_cases(),
+                          causes=_hindsight_causes, rtol=1e-6, atol=1e-8,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # ---------------------------------------------------------------- exercise 3: safe step
-def reference_safe_step(X) -> float:
-    """The answer to exercise 3: ``1 / max_t sum_{i,a} X[t, i, a]^2``."""
-    X = np.asarray(X, dtype=np.float64)
+def eta_safe(features) -> float:
+    """The safe step of exercise 3 for the features of a design, ``1 / max_t sum_{i,a}
+    features[t, i, a]^2``: for the lesson's later cells and the sliders of lessons 5-7 (a
+    different signature from the exercise's, so it cannot be handed to the check)."""
+    X = np.asarray(features, dtype=np.float64)
     return float(1.0 / np.max(np.sum(X * X, axis=tuple(range(1, X.ndim)))))
 
 
-def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
+def check_safe_step(safe_step, *, verbose: bool = True,
+                    cases: list[dict[str, Any]] | None = None,
+                    time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``safe_step(X)`` (exercise 3) on the features of two streams."""
     def causes(X):
         s = np.sum(np.asarray(X) ** 2, axis=(1, 2))
@@ -184,11 +222,19 @@ def check_safe_step(safe_step, *, verbose: bool = True) -> CheckResult:
                  2.0 / s.max()),
                 ("that is the step that zeroes the error, 1 / (2 ||x||^2); the error stops "
                  "shrinking only at twice it", 0.5 / s.max()),
-                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max())]
+                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max()),
+                ("the smallest s_t gives the step for the easiest round; the largest s_t "
+                 "limits the step at every round", 1.0 / s.min() if s.min() > 0 else np.inf),
+                ("s_t is one round's sum: take the max over the rounds, not the sum over "
+                 "them", 1.0 / s.sum()),
+                ("s_t sums the squares of all features of round t, not the largest single "
+                 "entry", 1.0 / float(np.max(np.asarray(X) ** 2)))]
 
-    cases = [{"X": c["X"]} for c in _hindsight_cases()]
-    return check_function("largest safe step size", safe_step, reference_safe_step, cases,
-                          compare=check_scalar, causes=causes, rtol=1e-9, verbose=verbose)
+    cases = cases or [{"X": c["X"]} for c in _hindsight_cases()]
+    return check_function("largest safe step size", safe_step,
+                          by_case(lambda case: eta_safe(case["X"])), cases,
+                          compare=check_scalar, causes=causes, rtol=1e-9,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------------------------- the slider
@@ -208,7 +254,7 @@ def _slider_data():
     design = learner.design(u, y)
     best = BestInHindsight(learner, radius=np.inf)
     best.fit_predict(u, y, design=design)
-    return u, y, r, learner, design, reference_safe_step(design[0]), best.losses_.copy()
+    return u, y, r, learner, design, eta_safe(design[0]), best.losses_.copy()
 
 
 def run_constant_step(learner, u, y, design, lr: float, radius: float):
@@ -264,6 +310,8 @@ def _step_size_axes(fig) -> dict[str, Any]:
     ax2.set_title("cumulative loss; regret = gap to the best fixed M", fontsize=9)
     ax2.legend(fontsize=7, loc="lower right")
     no_minor(ax1, ax2)
+    state["moving"] = [state[f"{what} {key}"] for key in ("projected", "free")
+                       for what in ("loss", "blowup", "cum")] + [ax1.title]
     return state
 
 
@@ -307,9 +355,40 @@ def step_size_slider(state, factor: float, radius: float) -> dict[str, Any]:
     return numbers
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson05.interpretation",
+    question=("At η = 2 η_safe with r = ‖B‖‖C‖ the regret is about 4.4; shrink r to 0.1 ‖B‖‖C‖"
+              " and it jumps to about 656. Why?"),
+    choices={
+        "a": "the smaller radius makes the step diverge",
+        "b": "projection adds noise to every step",
+        "c": "the comparator (the best fixed M in hindsight, unconstrained) lies outside the "
+             "small ball K_r: the projected learner can never reach it, so its regret grows "
+             "linearly in T",
+        "d": "regret is always larger with a projection, whatever the radius",
+    },
+    digest="3a65b60d11275e0af4f0a3fa3b282276c2ae7158535ce70eb4a668ebe7ac0026",
+    hints={
+        "a": "nothing blew up: a projection keeps ||M_i|| ≤ r, it bounds the iterates",
+        "b": "the projection is deterministic: it rescales blocks that leave the ball",
+        "d": "at r = ‖B‖‖C‖ (or 10 ‖B‖‖C‖) the projected and free runs have the same regret: "
+             "the projection then never acts",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"projected_step": check_projected_step, "best_in_hindsight": check_best_in_hindsight,
-          "safe_step": check_safe_step}
+          "safe_step": check_safe_step,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -21,12 +21,14 @@ last filter above the float64 floor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case, call_student, fresh_case, guarded
 from .check import (
     CheckResult,
     check_array,
@@ -36,53 +38,65 @@ from .check import (
     report,
     run_checks,
 )
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_hankel_matrix", "check_top_filters",
-           "check_projection_residual", "check_resolvable_count", "reference_hankel_matrix",
-           "reference_top_filters", "reference_projection_residual",
-           "reference_resolvable_count", "impulse_vector"]
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_hankel_matrix", "check_top_filters",
+           "check_projection_residual", "check_resolvable_count", "filters_above_floor",
+           "impulse_vector", "projection_residuals"]
 
 
 # ------------------------------------------------------------------ exercise 1: H_T
-def reference_hankel_matrix(T: int) -> np.ndarray:
+def _toolkit_hankel_matrix(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 1: ``filter_matrix(T, "H")``."""
+    T = case['T']
     from ..learning.filters import filter_matrix
 
     return filter_matrix(T, "H")
 
 
-def check_hankel_matrix(hankel_matrix, *, verbose: bool = True) -> CheckResult:
-    """Check ``hankel_matrix(T)`` (exercise 1) for T = 1, 5 and 64."""
+def check_hankel_matrix(hankel_matrix, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
+    """Check ``hankel_matrix(T)`` (exercise 1) for T = 5, 64 and 1."""
     def causes(T):
-        n = np.add.outer(np.arange(T), np.arange(T)).astype(float)
+        n = 1.0 * (np.arange(T)[:, None] + np.arange(T)[None, :])  # n = i + j
         return [("the weight (1 - a)^2 is missing: int_0^1 a^n da = 1/(n+1)", 1 / (n + 1)),
                 ("only one factor (1 - a): int_0^1 (1 - a) a^n da = 1/((n+1)(n+2)); mu_a "
                  "carries (1 - a) and so does mu_a^T", 1 / ((n + 1) * (n + 2))),
                 ("n counted from 1: with i, j = 0 .. T-1, n = i + j starts at 0",
                  2 / ((n + 2) * (n + 3) * (n + 4))),
                 ("the factor 2 of int_0^1 (1 - a)^2 a^n da = 2/((n+1)(n+2)(n+3)) is missing",
-                 1 / ((n + 1) * (n + 2) * (n + 3)))]
+                 1 / ((n + 1) * (n + 2) * (n + 3))),
+                ("the Beta integral is n! 2! / (n+3)!: three factors (n+1)(n+2)(n+3) below",
+                 2 / ((n + 1) * (n + 2))),
+                ("i and j run over 0 .. T-1: T rows and columns, not T + 1",
+                 (lambda m: 2.0 / ((m + 1) * (m + 2) * (m + 3)))(
+                     np.add.outer(np.arange(T + 1), np.arange(T + 1)).astype(float)))]
 
-    return check_function("the matrix H_T", hankel_matrix, reference_hankel_matrix,
-                          [{"T": 1}, {"T": 5}, {"T": 64}], causes=causes, rtol=1e-12,
-                          atol=0.0, verbose=verbose)
+    return check_function("the matrix H_T", hankel_matrix, by_case(_toolkit_hankel_matrix),
+                          [{"T": 5}, {"T": 64}, {"T": 1}], causes=causes, rtol=1e-12,
+                          atol=0.0, time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------------ exercise 2: the filters
-def reference_top_filters(H, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _toolkit_top_filters(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The toolkit's answer to exercise 2 for ``H = H_T``: ``spectral_filters(T, k)`` by the
     dense path (no cache)."""
+    H, k = (case[k] for k in ('H', 'k'))
     from ..learning import spectral_filters
 
     return spectral_filters(np.asarray(H).shape[0], k, "H", method="dense", cache=False)
 
 
 def _filter_cases() -> list[dict[str, Any]]:
-    return [{"H": reference_hankel_matrix(T), "k": k} for T, k in ((16, 3), (200, 8))]
+    return [{"H": _toolkit_hankel_matrix({"T": T}), "k": k} for T, k in ((16, 3), (200, 8))]
 
 
-def check_top_filters(top_filters, *, verbose: bool = True) -> CheckResult:
+def check_top_filters(top_filters, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``top_filters(H, k) -> (sigma, phi)`` (exercise 2) on H_16 (k = 3) and H_200
     (k = 8): ``sigma`` descending, shape (k,); ``phi`` (T, k), orthonormal columns with
     ``phi[0, i] > 0``."""
@@ -94,47 +108,60 @@ def check_top_filters(top_filters, *, verbose: bool = True) -> CheckResult:
         return report(name, "wrong", f"expected a function, got {type(top_filters).__name__}",
                       verbose)
     worst = 0.0
-    for i, case in enumerate(_filter_cases()):
-        where = f"case {i + 1} (T = {case['H'].shape[0]}, k = {case['k']})"
-        try:
-            got = top_filters(H=case["H"].copy(), k=case["k"])
-        except Exception as exc:  # noqa: BLE001 - a student's error is reported, not raised
-            return report(name, "wrong", f"your function raised {type(exc).__name__}: {exc} "
-                          f"({where})", verbose, {"case": i})
+    for i, case in enumerate(cases or _filter_cases()):
+        where = f"case {i + 1} (T = {np.shape(case['H'])[0]}, k = {case['k']})"
+        sigma, phi = _toolkit_top_filters(fresh_case(case))  # before the student's call
+        out = call_student(top_filters, case, time_limit=time_limit)
+        if not out.ok:
+            return report(name, "wrong", f"your function {out.error} ({where})", verbose,
+                          {"case": i, "kind": out.kind})
+        got = out.value
         if is_stub(got) or (isinstance(got, tuple) and any(is_stub(g) for g in got)):
             return report(name, "todo", f"your function returned {got!r} ({where}); write "
                           "it and run this cell again", verbose)
         if not (isinstance(got, tuple) and len(got) == 2):
             return report(name, "wrong", f"expected a pair (sigma, phi), got "
                           f"{type(got).__name__} ({where})", verbose, {"case": i})
-        sigma, phi = reference_top_filters(**case)
-        every = np.linalg.eigvalsh(case["H"])  # ascending
-        k = case["k"]
-        res = check_array("eigenvalues", got[0], sigma, rtol=1e-9, atol=1e-15,
-                          causes=[("ascending order: eigh returns the smallest first; "
-                                   "reverse it", sigma[::-1]),
-                                  ("these are the k smallest eigenvalues: eigh sorts them "
-                                   "in ascending order; take the last k, largest first",
-                                   every[:k]),
-                                  ("these are the k smallest eigenvalues, largest first: "
-                                   "eigh sorts in ascending order; take the last k",
-                                   every[:k][::-1])], verbose=False)
-        if res.passed:
-            causes = [("ascending order: the columns must be reversed too", phi[:, ::-1])]
-            ans = np.asarray(got[1])
-            if ans.shape == phi.shape and np.isfinite(ans).all() and \
-                    np.allclose(ans * np.sign(ans[0]), phi, atol=1e-8):
-                causes.append(("the sign convention: multiply each column by the sign of its "
-                               "first entry, so that phi_i[0] > 0", ans))
-            res = check_array("filters", got[1], phi, rtol=0.0, atol=1e-8, causes=causes,
-                              verbose=False)
+        res, err = guarded(_compare_filters, got, sigma, phi, case)
+        if err is not None:
+            return report(name, "wrong", f"{where}: your answer could not be compared: it "
+                          f"{err}", verbose, {"case": i})
         if not res.passed:
             part, text = res.message.split(": ", 1)[1].split(" — ", 1)
             return report(name, res.status, f"{where}, {part}: {text}", verbose,
                           {"case": i, **res.details})
         worst = max(worst, float(res.details.get("max_abs_error", 0.0)))
-    return report(name, "pass", f"matches spectral_filters on both cases (filters to "
+    return report(name, "pass", f"matches spectral_filters on all cases (filters to "
                   f"{worst:.1e})", verbose, {"max_abs_error": worst})
+
+
+def _compare_filters(got, sigma, phi, case) -> CheckResult:
+    """The eigenvalues, then the filters, of a student's pair (exercise 2)."""
+    every = np.linalg.eigvalsh(case["H"])  # ascending
+    k = case["k"]
+    res = check_array("eigenvalues", got[0], sigma, rtol=1e-9, atol=1e-15,
+                      causes=[("ascending order: eigh returns the smallest first; "
+                               "reverse it", sigma[::-1]),
+                              ("these are the k smallest eigenvalues: eigh sorts them "
+                               "in ascending order; take the last k, largest first",
+                               every[:k]),
+                              ("these are the k smallest eigenvalues, largest first: "
+                               "eigh sorts in ascending order; take the last k",
+                               every[:k][::-1]),
+                              ("k - 1 values: a slice like w[-1:-k:-1] stops one short; "
+                               "w[::-1][:k] takes k", sigma[:k - 1])], verbose=False)
+    if res.passed:
+        causes = [("ascending order: the columns must be reversed too", phi[:, ::-1]),
+                  ("the filters are the columns of eigh's v (v[:, i]), shape (T, k); these "
+                   "are rows", phi.T)]
+        ans = np.asarray(got[1])
+        if ans.shape == phi.shape and np.isfinite(ans).all() and \
+                np.allclose(ans * np.sign(ans[0]), phi, atol=1e-8):
+            causes.append(("the sign convention: multiply each column by the sign of its "
+                           "first entry, so that phi_i[0] > 0", ans))
+        res = check_array("filters", got[1], phi, rtol=0.0, atol=1e-8, causes=causes,
+                          verbose=False)
+    return res
 
 
 # --------------------------------------------------------- exercise 3: the residual
@@ -143,12 +170,20 @@ def impulse_vector(alpha: float, T: int) -> np.ndarray:
     return (1.0 - alpha) * alpha ** np.arange(T)
 
 
-def reference_projection_residual(phi, alpha: float) -> float:
+def _toolkit_projection_residual(case: dict[str, Any]) -> float:
     """The answer to exercise 3: ``||mu - Phi Phi^+ mu|| / ||mu||`` by least squares."""
+    phi, alpha = (case[k] for k in ('phi', 'alpha'))
     phi = np.asarray(phi, dtype=np.float64)
     mu = impulse_vector(alpha, phi.shape[0])
     coef = np.linalg.lstsq(phi, mu, rcond=None)[0]
     return float(np.linalg.norm(mu - phi @ coef) / np.linalg.norm(mu))
+
+
+def projection_residuals(filters, alphas) -> np.ndarray:
+    """The relative residuals of exercise 3 for several ``alphas`` at once (the figure after
+    the exercise): ``||mu_a - Phi Phi^+ mu_a|| / ||mu_a||`` for each ``a`` in ``alphas``."""
+    return np.array([_toolkit_projection_residual({"phi": filters, "alpha": float(a)})
+                     for a in np.atleast_1d(alphas)])
 
 
 @lru_cache(maxsize=1)
@@ -158,11 +193,18 @@ def _residual_filters() -> np.ndarray:
     return spectral_filters(256, 8, "H", method="dense", cache=False)[1]
 
 
-def check_projection_residual(projection_residual, *, verbose: bool = True) -> CheckResult:
+def _residual_of(phi, mu) -> float:
+    """``||mu - Phi Phi^T mu|| / ||mu||`` for a given vector (a slip's ``mu``, for the hints)."""
+    return float(np.linalg.norm(mu - phi @ (phi.T @ mu)) / np.linalg.norm(mu))
+
+
+def check_projection_residual(projection_residual, *, verbose: bool = True,
+                              cases: list[dict[str, Any]] | None = None,
+                              time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``projection_residual(phi, alpha)`` (exercise 3) with 8 filters of T = 256 at
     alpha = 0, 0.5, 0.99 and 0.9999."""
     phi = _residual_filters()
-    cases = [{"phi": phi, "alpha": a} for a in (0.0, 0.5, 0.99, 0.9999)]
+    cases = cases or [{"phi": phi, "alpha": a} for a in (0.0, 0.5, 0.99, 0.9999)]
 
     def causes(phi, alpha):
         mu = impulse_vector(alpha, phi.shape[0])
@@ -171,20 +213,40 @@ def check_projection_residual(projection_residual, *, verbose: bool = True) -> C
                  float(np.linalg.norm(res))),
                 ("that is the part inside the span, ||Phi Phi^T mu|| / ||mu||; the residual "
                  "is what is left outside", float(np.linalg.norm(phi.T @ mu)
-                                                  / np.linalg.norm(mu)))]
+                                                  / np.linalg.norm(mu))),
+                ("a ratio of squared norms: the relative residual is ||r|| / ||mu||, not "
+                 "||r||^2 / ||mu||^2", float(res @ res / (mu @ mu))),
+                ("mu_alpha = (1 - alpha) [1, alpha, alpha^2, ...]: lag 0 first, not last",
+                 _residual_of(phi, mu[::-1])),
+                ("1 - ||Phi^T mu|| / ||mu|| is not the residual: the two parts are orthogonal, "
+                 "so their squared norms add up (Pythagoras)",
+                 float(1 - np.linalg.norm(phi.T @ mu) / np.linalg.norm(mu))),
+                ("divide by ||mu_alpha||, the whole vector, not by the part inside the span",
+                 float(np.linalg.norm(res) / np.linalg.norm(phi.T @ mu)))]
 
     return check_function("projection residual", projection_residual,
-                          reference_projection_residual, cases, compare=check_scalar,
-                          causes=causes, rtol=1e-6, atol=1e-13, verbose=verbose)
+                          by_case(_toolkit_projection_residual), cases, compare=check_scalar,
+                          causes=causes, rtol=1e-6, atol=1e-13, time_limit=time_limit,
+                          verbose=verbose)
 
 
 # ------------------------------------------------------- exercise 4: the float64 floor
-def reference_resolvable_count(sigma) -> int:
+def _toolkit_resolvable_count(case: dict[str, Any]) -> int:
     """The answer to exercise 4: the number of ``sigma_i / sigma_1 >= RESOLVABLE_FLOOR``."""
+    sigma = case['sigma']
     from ..learning.filters import RESOLVABLE_FLOOR
 
     s = np.asarray(sigma, dtype=np.float64)
     return int(np.sum(s / s[0] >= RESOLVABLE_FLOOR))
+
+
+def filters_above_floor(T: int) -> int:
+    """How many eigenvalues of ``H_T`` are above the float64 floor (exercise 4's count for
+    the spectrum of ``H_T``; the cell after the exercise)."""
+    from ..learning.filters import filter_matrix
+
+    spectrum = np.linalg.eigvalsh(filter_matrix(T))[::-1]
+    return _toolkit_resolvable_count({"sigma": spectrum})
 
 
 @lru_cache(maxsize=1)
@@ -194,24 +256,37 @@ def _spectra() -> tuple[np.ndarray, ...]:
     return tuple(np.linalg.eigvalsh(filter_matrix(T))[::-1].copy() for T in (64, 256))
 
 
-def check_resolvable_count(resolvable_count, *, verbose: bool = True) -> CheckResult:
+def check_resolvable_count(resolvable_count, *, verbose: bool = True,
+                           cases: list[dict[str, Any]] | None = None,
+                           time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``resolvable_count(sigma)`` (exercise 4) on every eigenvalue of H_64 and H_256
     and on a made-up spectrum (descending) whose largest value is not 1."""
     from ..learning.filters import EPS
 
-    cases = [{"sigma": s} for s in _spectra()]
-    cases.append({"sigma": 3.0 * 0.5 ** np.arange(60)})
+    cases = cases or [{"sigma": s} for s in _spectra()] + [
+        {"sigma": 3.0 * 0.5 ** np.arange(60)},
+        {"sigma": np.array([2.0, 1.0, 0.5, 0.25])}]  # nothing below the floor
 
     def causes(sigma):
         s = np.asarray(sigma)
+        rel = s / s[0]
         return [("compared with eps itself; below 100 eps an eigenvalue has fewer than two "
-                 "correct digits", int(np.sum(s / s[0] >= EPS))),
+                 "correct digits", int(np.sum(rel >= EPS))),
                 ("compared sigma_i instead of sigma_i / sigma_1: the round-off is relative "
-                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS)))]
+                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS))),
+                ("that is float32's eps: numpy works in float64, np.finfo(float).eps",
+                 int(np.sum(rel >= 100 * float(np.finfo(np.float32).eps)))),
+                ("sqrt(eps) is the floor for a difference quotient, not for an eigenvalue: "
+                 "eigh's error is about eps sigma_1, so the floor is 100 eps",
+                 int(np.sum(rel >= np.sqrt(EPS)))),
+                ("np.argmax of 'below the floor' is 0 when nothing is below it: count the "
+                 "values at or above it instead", int(np.argmax(rel < 100 * EPS))),
+                ("that counts the values below the floor; count those at or above it",
+                 int(np.sum(rel < 100 * EPS)))]
 
     return check_function("filters above the floor", resolvable_count,
-                          reference_resolvable_count, cases, compare=check_scalar,
-                          causes=causes, rtol=0.0, atol=0.0, verbose=verbose)
+                          by_case(_toolkit_resolvable_count), cases, compare=check_scalar,
+                          causes=causes, rtol=0.0, atol=0.0, time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------------------------- the slider
@@ -228,12 +303,12 @@ def _slider_data():
 
     from ..learning import SpectralFiltering
     from ..learning.filters import filter_matrix
-    from .lesson05 import lesson_stream, reference_safe_step
+    from .lesson05 import eta_safe, lesson_stream
 
     _, u, y, r = lesson_stream(SLIDER_T)
     full = SpectralFiltering(horizon=SLIDER_T, k=SLIDER_K_MAX, radius=r,
                              lr_schedule="constant")
-    lr = 2.0 * reference_safe_step(full.design(u, y)[0])
+    lr = 2.0 * eta_safe(full.design(u, y)[0])
     sigma = eigh(filter_matrix(SLIDER_T), eigvals_only=True,
                  subset_by_index=[SLIDER_T - 40, SLIDER_T - 1])[::-1].copy()
     return u, y, r, lr, sigma
@@ -272,7 +347,8 @@ def _filters_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
     return {"ax1": ax1, "ax2": ax2, "used": used, "rel": rel, "i": i, "short": short,
-            "full": full, "legend": legend, "t": t}
+            "full": full, "legend": legend, "t": t,
+            "moving": [used, short, full, legend, ax1.title, ax2.title]}
 
 
 @slider("lesson06.filters", title="Spectral filtering: number of filters k, context T^q",
@@ -303,10 +379,43 @@ def filters_slider(state, k: float, q: float) -> dict[str, Any]:
             "full-context loss": float(np.mean(losses["full"][quarter]) / power)}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson06.interpretation",
+    question=("With context T^{1/2} = 32 the last-quarter loss ratio (short over full context)"
+              " is about 34 with k = 8 filters and about 1.0 with k = 1. Does one filter "
+              "length-generalize better?"),
+    choices={
+        "a": "yes: fewer filters, less to learn, so a short context suffices",
+        "b": "no: with one filter both runs are equally poor (the full-context loss is about "
+             "4e-3 of mean y², against 6e-7 with 8 filters); a ratio near 1 means nothing "
+             "without the loss it divides",
+        "c": "the ratio 34 is a float64 artefact of the filters beyond the floor",
+        "d": "yes: Theorem 4 asks for a single filter per eigenvalue",
+    },
+    digest="9490c344e94a7307e76c9ac0dfbd2b484b7bdda1b0700c89a965cb1111516d08",
+    hints={
+        "a": "look at the full-context loss the slider prints: one filter cannot represent the"
+             " system's response, whatever the context",
+        "c": "k = 8 is far above the floor (the floor is at k = 23 for T = 1024)",
+        "d": "the error bound of Theorem 4 shrinks with k: more filters represent every "
+             "impulse response better",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"hankel_matrix": check_hankel_matrix, "top_filters": check_top_filters,
           "projection_residual": check_projection_residual,
-          "resolvable_count": check_resolvable_count}
+          "resolvable_count": check_resolvable_count,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

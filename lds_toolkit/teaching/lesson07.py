@@ -22,26 +22,31 @@ tails and the measured loss ratio (context sqrt(T) over full context) of Algorit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_second_difference", "check_tail_energy",
-           "check_worst_eigenvalue", "reference_second_difference", "reference_tail_energy",
-           "reference_worst_eigenvalue", "tail_energy_by_sum", "one_mode_losses"]
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_second_difference", "check_tail_energy",
+           "check_worst_eigenvalue", "one_mode_losses", "tail_energies", "tail_energy_by_sum",
+           "worst_eigenvalue_by_search"]
 
 
 # --------------------------------------------------- exercise 1: the second difference
-def reference_second_difference(A, B, C, n: int) -> np.ndarray:
+def _toolkit_second_difference(case: dict[str, Any]) -> np.ndarray:
     """The coefficients ``g_0 .. g_{n-1}`` (shape ``(n, d_out, d_in)``) of ``u_{t-1-j}`` in
     ``y_t - 2 y_{t-1} + y_{t-2}``, read off the simulated response to a unit impulse at
     ``t = 0`` of each input (``simulate(..., output="lengen")``): ``y_{j+1} - 2 y_j + y_{j-1}``
     with ``y_{-1} = 0``."""
+    A, B, C, n = (case[k] for k in ('A', 'B', 'C', 'n'))
     from ..systems import LDS, simulate
 
     A, B, C = (np.atleast_2d(np.asarray(M, dtype=np.float64)) for M in (A, B, C))
@@ -74,53 +79,77 @@ def _difference_causes(A, B, C, n):
     all_squared = np.array([C @ powers[j] @ (A - eye) @ (A - eye) @ B for j in range(n)])
     sign = np.array([C @ B, C @ (A + 2 * eye) @ B]
                     + [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)])
+    rest = [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)]
+    late_power = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                          + [C @ powers[j - 1] @ (A - eye) @ (A - eye) @ B
+                             for j in range(2, n)])
+    elementwise = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                           + [C @ powers[j - 2] @ ((A - eye) ** 2) @ B for j in range(2, n)])
+    first_g1 = np.array([C @ B, C @ (A - eye) @ B] + rest)
     return [("those are the first differences y_t - y_{t-1} (Algorithm 1's target): "
              "difference once more", first),
             ("g_0 and g_1 are special: the pattern C A^(j-2) (A - I)^2 B starts at j = 2 "
              "(u_{t-1} and u_{t-2} reach fewer of the three terms)", all_squared),
-            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign)]
+            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign),
+            ("the power is j - 2 at lag j: g_2 = C (A - I)^2 B has no A in front", late_power),
+            ("(A - I)^2 is the matrix product (A - I) @ (A - I), not ** 2 entry by entry",
+             elementwise),
+            ("g_1 = C (A - 2I) B: u_{t-2} reaches y_t (C A B) and -2 y_{t-1} (-2 C B), not "
+             "y_{t-2}", first_g1)]
 
 
-def check_second_difference(second_difference, *, verbose: bool = True) -> CheckResult:
+def check_second_difference(second_difference, *, verbose: bool = True,
+                            cases: list[dict[str, Any]] | None = None,
+                            time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``second_difference(A, B, C, n)`` (exercise 1) on a scalar system and on a
     symmetric 4-state system with 2 inputs and 3 outputs."""
     return check_function("second-difference coefficients", second_difference,
-                          reference_second_difference, _difference_cases(),
-                          causes=_difference_causes, rtol=1e-9, atol=1e-12, verbose=verbose)
+                          by_case(_toolkit_second_difference), cases or _difference_cases(),
+                          causes=_difference_causes, rtol=1e-9, atol=1e-12,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # -------------------------------------------------------------- exercise 2: the tails
-def reference_tail_energy(alpha: float, L: int, order: int) -> float:
-    """The answer to exercise 2 in closed form (geometric series), for 0 <= alpha < 1::
+def tail_energies(alphas, context: int, order: int) -> np.ndarray:
+    """Exercise 2's tail energies for several ``alphas`` at once, in closed form (geometric
+    series), for 0 <= alpha < 1 — for the figures after the exercise and the slider (a
+    different signature from the exercise's, so it cannot be handed to the check)::
 
         order 1:  sum_{j >= L} ((1 - a) a^{j-1})^2 = (1 - a)^2 a^{2(L-1)} / (1 - a^2)
         order 2:  sum_{j >= L} ((1 - a)^2 a^{j-2})^2 = (1 - a)^4 a^{2(L-2)} / (1 - a^2)
 
-    (``L >= 1`` for order 1, ``L >= 2`` for order 2). :func:`tail_energy_by_sum` is the
-    same number by summing the simulated coefficients.
+    with ``L = context`` (``L >= 1`` for order 1, ``L >= 2`` for order 2).
+    :func:`tail_energy_by_sum` is the same number by summing the simulated coefficients.
     """
-    a = float(alpha)
+    a = np.atleast_1d(np.asarray(alphas, dtype=float))
     p = 2 * int(order)
-    return float((1 - a) ** p * a ** (2 * (L - order)) / (1 - a * a))
+    return (1 - a) ** p * a ** (2 * (int(context) - order)) / (1 - a * a)
 
 
-def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -> float:
+def tail_energy_by_sum(alpha: float, context: int, order: int,
+                       terms: int = 200_000) -> float:
     """The tail energy of exercise 2 by direct summation of the toolkit's coefficients
     (first or second difference of the simulated impulse response of ``(alpha, 1, 1)``)
-    over ``terms`` lags (enough when ``alpha**(2 terms)`` is negligible)."""
+    over ``terms`` lags beyond ``context`` (enough when ``alpha**(2 terms)`` is negligible).
+    Its arguments are not the exercise's names: it is an independent route for the cells
+    after the exercise, not an answer to hand to the check."""
     if order == 2:
-        g = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+        g = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
+                                        "n": terms})[:, 0, 0]
     else:
-        h = reference_second_difference([[alpha]], [[1.0]], [[1.0]], terms)[:, 0, 0]
+        h = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
+                                        "n": terms})[:, 0, 0]
         g = np.cumsum(h)  # summing the second difference once gives the first difference
-    return float(np.sum(g[L:] ** 2))
+    return float(np.sum(g[int(context):] ** 2))
 
 
-def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
+def check_tail_energy(tail_energy, *, verbose: bool = True,
+                      cases: list[dict[str, Any]] | None = None,
+                      time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tail_energy(alpha, L, order)`` (exercise 2) at alpha = 0.5, 0.9, 0.99,
     contexts 4 and 32, orders 1 and 2."""
-    cases = [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99) for L in (4, 32)
-             for o in (1, 2)]
+    cases = cases or [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99)
+                      for L in (4, 32) for o in (1, 2)]
 
     def causes(alpha, L, order):
         a = alpha
@@ -132,18 +161,29 @@ def check_tail_energy(tail_energy, *, verbose: bool = True) -> CheckResult:
                 ("the coefficients were not squared: energy is the sum of g_j^2",
                  (1 - a) ** order * a ** (L - order) / (1 - a)),
                 ("the geometric series of the squares has ratio a^2: divide by 1 - a^2",
-                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
+                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a)),
+                ("the coefficient's factor (1 - a)^order is squared too: (1 - a)^(2 order)",
+                 (1 - a) ** order * a ** (2 * (L - order)) / (1 - a * a)),
+                ("that is the whole energy: the tail starts at lag j = L",
+                 (1 - a) ** p / (1 - a * a)),
+                ("that is the energy inside the context (lags j < L); the tail is j >= L",
+                 (1 - a) ** p * (1 - a ** (2 * (L - order))) / (1 - a * a))]
 
     return check_function("tail energy beyond L", tail_energy,
-                          reference_tail_energy, cases, compare=check_scalar, causes=causes,
-                          rtol=1e-9, atol=1e-300, verbose=verbose)
+                          by_case(lambda c: float(tail_energies(c["alpha"], c["L"],
+                                                                c["order"])[0])),
+                          cases, compare=check_scalar, causes=causes,
+                          rtol=1e-9, atol=1e-300, time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------- exercise 3: the worst eigenvalue
-def reference_worst_eigenvalue(L: int) -> float:
-    """The answer to exercise 3 by bounded numerical maximisation of the order-1 tail energy
-    (``scipy.optimize.minimize_scalar`` on ``-log`` of it, in ``1 - alpha``)."""
+def worst_eigenvalue_by_search(context: int) -> float:
+    """Exercise 3's worst eigenvalue by bounded numerical maximisation of the order-1 tail
+    energy (``scipy.optimize.minimize_scalar`` on ``-log`` of it, in ``1 - alpha``): the
+    check's independent route, and the cells after the exercise."""
     from scipy.optimize import minimize_scalar
+
+    L = int(context)
 
     def neg_log_tail(log_delta):
         d = np.exp(log_delta)
@@ -154,16 +194,30 @@ def reference_worst_eigenvalue(L: int) -> float:
     return float(1 - np.exp(res.x))
 
 
-def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True) -> CheckResult:
-    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 2, 8, 32 and 1024."""
+def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True,
+                           cases: list[dict[str, Any]] | None = None,
+                           time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
+    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 8, 32, 1024 and 2."""
     def causes(L):
+        m = L - 1
+        root = np.sqrt(1 + 4 * m * m)
         return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
-                 "exactly", 1 - 1 / (2 * (L - 1)))]
+                 "exactly", 1 - 1 / (2 * (L - 1))),
+                ("the other root: the one in (0, 1) takes + sqrt(...)", (-1 - root) / (2 * m)),
+                ("the exponent of alpha in the tail is 2L - 2: the quadratic has L - 1, not L",
+                 (-1 + np.sqrt(1 + 4 * L * L)) / (2 * L)),
+                ("the factor 1/(1 + alpha) of the tail was dropped; it moves the maximum",
+                 (2 * L - 2) / (2 * L - 1)),
+                ("that maximises one coefficient (1 - alpha) alpha^(L-1); the tail energy sums "
+                 "the squares of all coefficients beyond L", (L - 1) / L),
+                ("the sign of the alpha term: d/dalpha log(1 + alpha) enters with a minus; "
+                 "the root must lie in (0, 1)", (1 + root) / (2 * m))]
 
     return check_function("worst eigenvalue", worst_eigenvalue,
-                          reference_worst_eigenvalue, [{"L": L} for L in (2, 8, 32, 1024)],
+                          by_case(lambda c: worst_eigenvalue_by_search(c["L"])),
+                          cases or [{"L": L} for L in (8, 32, 1024, 2)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
-                          verbose=verbose)
+                          time_limit=time_limit, verbose=verbose)
 
 
 # --------------------------------------------------------------------------- the slider
@@ -177,7 +231,7 @@ def _slider_inputs():
     """White-noise input, the two algorithms' feature designs at contexts sqrt(T) and T
     (they depend on the input only) and a step of twice each design's safe step."""
     from ..learning import SpectralFiltering, SpectralFilteringAR2
-    from .lesson05 import reference_safe_step
+    from .lesson05 import eta_safe
 
     u = np.random.default_rng(7).standard_normal((SLIDER_T, 1))
     L = int(np.ceil(SLIDER_T ** SLIDER_Q))
@@ -190,7 +244,7 @@ def _slider_inputs():
                           lr_schedule="constant")
             X = learner.design(u, zeros)[0]
             runs[context] = (learner, X)
-        lr = 2.0 * reference_safe_step(runs[None][1])
+        lr = 2.0 * eta_safe(runs[None][1])
         out[name] = {ctx: (learner.clone(lr=lr), X) for ctx, (learner, X) in runs.items()}
     return u, L, out
 
@@ -243,11 +297,11 @@ def _eigenvalue_axes(fig) -> dict[str, Any]:
         ax.axvspan(1 - regions.region_b.high, 1 - regions.region_b.low, color="C3",
                    alpha=0.15, lw=0)
         state[f"where{i}"] = ax.axvline(0.03, color="k", lw=1.5)
-    ax1.plot(grid, [reference_tail_energy(1 - d, L, 1) for d in grid], "C0",
+    ax1.plot(grid, tail_energies(1 - np.asarray(grid), L, 1), "C0",
              label="Algorithm 1: (1-α) α^(j-1)")
-    ax1.plot(grid, [reference_tail_energy(1 - d, L, 2) for d in grid], "C2",
+    ax1.plot(grid, tail_energies(1 - np.asarray(grid), L, 2), "C2",
              label="Algorithm 2: (1-α)² α^(j-2)")
-    ax1.axvline(1 - reference_worst_eigenvalue(L), color="C0", ls=":", lw=1)
+    ax1.axvline(1 - worst_eigenvalue_by_search(L), color="C0", ls=":", lw=1)
     ax1.set(xscale="log", yscale="log", xlabel="1 - α", ylim=(1e-16, 1e-1))
     ax1.set_title(f"energy beyond the context L = {L} (red: Region B, q = 1/2)", fontsize=9)
     ax1.legend(fontsize=7, loc="lower right")
@@ -261,6 +315,8 @@ def _eigenvalue_axes(fig) -> dict[str, Any]:
                   fontsize=9)
     state["legend"] = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
+    state["moving"] = [state["where0"], state["where1"], state["Algorithm 1"],
+                       state["Algorithm 2"], state["legend"]]
     return state
 
 
@@ -285,9 +341,42 @@ def eigenvalue_slider(state, delta: float) -> dict[str, Any]:
             "ratio Algorithm 2": ratios["Algorithm 2"]}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson07.interpretation",
+    question=("At 1 - α = 1e-3 (Region B for T = 1024, q = 1/2) the slider shows a loss ratio "
+              "of about 6.5 for Algorithm 1 and about 1.0 for Algorithm 2. Why?"),
+    choices={
+        "a": "Algorithm 2 uses more filters",
+        "b": "in Region B the eigenvalue is forgotten within the context, so any algorithm "
+             "does well",
+        "c": "Algorithm 1 diverged at this step size",
+        "d": "Algorithm 2 learns the second difference, whose coefficients carry (1 - α)² "
+             "instead of (1 - α): its energy beyond L = 32 is about (1 - α)² = 1e-6 of "
+             "Algorithm 1's, so the short context loses almost nothing",
+    },
+    digest="3b8de5a4263ad910250fff75e784e1d950318b81b1e3bf42a6ecaf4838a637b9",
+    hints={
+        "a": "both algorithms run with k = 12 filters on the slider",
+        "b": "Region B is where the memory is longer than the context but the response is not "
+             "flat: the hard case, and Algorithm 1's ratio of 6.5 shows it",
+        "c": "both run at twice their safe step and their full-context losses are finite; the "
+             "ratio compares two finished runs",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"second_difference": check_second_difference, "tail_energy": check_tail_energy,
-          "worst_eigenvalue": check_worst_eigenvalue}
+          "worst_eigenvalue": check_worst_eigenvalue,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ impulse response. The layer is the one the lesson hands over with :func:`use_lay
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -29,12 +30,15 @@ import numpy as np
 import torch  # noqa: F401 - lesson 8 needs torch: without it the module is skipped
 
 from ._figures import no_minor
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_bilinear_modes", "check_certificate_rate",
-           "check_region_counts", "reference_bilinear_modes", "reference_certificate_rate",
-           "reference_region_counts", "capstone_stream", "train_capstone", "use_layer"]
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_bilinear_modes", "check_certificate_rate",
+           "check_region_counts", "capstone_stream", "mapped_modes", "train_capstone",
+           "use_layer"]
 
 LABELS = ("A-left", "B", "A-right", "outside")
 
@@ -58,10 +62,11 @@ def _real_block_diagonal(z: np.ndarray) -> np.ndarray:
     return A
 
 
-def reference_bilinear_modes(z) -> np.ndarray:
+def _toolkit_bilinear_modes(case: dict[str, Any]) -> np.ndarray:
     """The toolkit's answer to exercise 1: discretise the real system with the modes ``z``
     with :func:`lds_toolkit.s4_bilinear` at step 1 and read each block's eigenvalue (the one
     in the half plane of ``z``), in the order of ``z``."""
+    z = case['z']
     from ..systems import LDS, s4_bilinear
 
     z = np.atleast_1d(np.asarray(z, dtype=complex))
@@ -78,12 +83,20 @@ def reference_bilinear_modes(z) -> np.ndarray:
     return np.array(out)
 
 
-def check_bilinear_modes(bilinear_modes, *, verbose: bool = True) -> CheckResult:
+def mapped_modes(continuous_modes) -> np.ndarray:
+    """The discrete modes of exercise 1 for the cell after it (on the trained layer):
+    ``s4_bilinear`` at step 1 of the real system with ``continuous_modes``."""
+    return _toolkit_bilinear_modes({"z": continuous_modes})
+
+
+def check_bilinear_modes(bilinear_modes, *, verbose: bool = True,
+                         cases: list[dict[str, Any]] | None = None,
+                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``bilinear_modes(z)`` (exercise 1) on S4D-Lin-like modes ``z = Δ(-1/2 + i π n)``
     at two steps, and on real and fast modes."""
-    cases = [{"z": 0.01 * (-0.5 + 1j * np.pi * np.arange(4))},
-             {"z": 0.3 * (-0.5 + 1j * np.pi * np.arange(1, 5))},
-             {"z": np.array([-1e-4 + 0j, -0.2 + 0j, -3.0 + 2.0j])}]
+    cases = cases or [{"z": 0.01 * (-0.5 + 1j * np.pi * np.arange(4))},
+                      {"z": 0.3 * (-0.5 + 1j * np.pi * np.arange(1, 5))},
+                      {"z": np.array([-1e-4 + 0j, -0.2 + 0j, -3.0 + 2.0j])}]
 
     def causes(z):
         z = np.asarray(z, dtype=complex)
@@ -92,16 +105,19 @@ def check_bilinear_modes(bilinear_modes, *, verbose: bool = True) -> CheckResult
                 ("that is forward Euler, 1 + z", 1 + z),
                 ("the halves are missing: (1 + z/2) / (1 - z/2)", (1 + z) / (1 - z)),
                 ("that is backward Euler, 1 / (1 - z)", 1 / (1 - z)),
-                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2))]
+                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2)),
+                ("that is the conjugate of each mode: keep the sign of Im z (the mode of z, "
+                 "not of its conjugate)", np.conj((1 + z / 2) / (1 - z / 2)))]
 
     return check_function("discrete modes (bilinear)", bilinear_modes,
-                          reference_bilinear_modes, cases, causes=causes, rtol=1e-10,
-                          atol=1e-12, verbose=verbose)
+                          by_case(_toolkit_bilinear_modes), cases, causes=causes, rtol=1e-10,
+                          atol=1e-12, time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------------- exercise 2: certificate
-def reference_certificate_rate(A) -> float:
+def _toolkit_certificate_rate(case: dict[str, Any]) -> float:
     """The toolkit's answer to exercise 2: ``discrete_certificate(A).rho``."""
+    A = case['A']
     from ..control import discrete_certificate
 
     return float(discrete_certificate(np.asarray(A, dtype=np.float64)).rho)
@@ -117,7 +133,9 @@ def _certificate_cases() -> list[dict[str, Any]]:
     return cases
 
 
-def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckResult:
+def check_certificate_rate(certificate_rate, *, verbose: bool = True,
+                           cases: list[dict[str, Any]] | None = None,
+                           time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``certificate_rate(A)`` (exercise 2) on two non-normal stable matrices (there
     the certified rate exceeds the spectral radius) and a diagonal one."""
     import scipy.linalg as sla
@@ -125,23 +143,34 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True) -> CheckRe
     def causes(A):
         A = np.asarray(A)
         P_t = sla.solve_discrete_lyapunov(A, np.eye(A.shape[0]))  # A P Aᵀ - P = -I
+        P = sla.solve_discrete_lyapunov(A.T, np.eye(A.shape[0]))  # Aᵀ P A - P = -I
         rho2_t = float(sla.eigh(A.T @ P_t @ A, P_t, eigvals_only=True)[-1])
-        rho2 = reference_certificate_rate(A) ** 2
+        rho2 = _toolkit_certificate_rate({"A": A}) ** 2
         return [("that is the spectral radius max |λ(A)|: the certificate's ρ is at least "
                  "that, and larger for a non-normal A", float(max(abs(np.linalg.eigvals(A))))),
                 ("scipy's solve_discrete_lyapunov(a, q) solves a X aᴴ - X + q = 0: pass "
                  "a = A.T for Aᵀ P A - P = -I", float(np.sqrt(max(rho2_t, 0.0)))),
-                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2)]
+                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2),
+                ("the generalised problem is Aᵀ P A v = λ P v: eigh(Aᵀ P A, P), not "
+                 "eigh(P, Aᵀ P A)", float(np.sqrt(sla.eigh(P, A.T @ P @ A,
+                                                           eigvals_only=True)[-1]))),
+                ("λ_max(Aᵀ P A) alone is not the ratio V(Ax) / V(x): divide by P (the "
+                 "generalised eigenvalues of (Aᵀ P A, P))",
+                 float(np.sqrt(np.linalg.eigvalsh(A.T @ P @ A)[-1]))),
+                ("that is ||A||_2, the contraction in the Euclidean norm; the certificate "
+                 "measures it in the P-norm", float(np.linalg.norm(A, 2)))]
 
     return check_function("certified decay rate", certificate_rate,
-                          reference_certificate_rate, _certificate_cases(),
-                          compare=check_scalar, causes=causes, rtol=1e-8, verbose=verbose)
+                          by_case(_toolkit_certificate_rate), cases or _certificate_cases(),
+                          compare=check_scalar, causes=causes, rtol=1e-8,
+                          time_limit=time_limit, verbose=verbose)
 
 
 # ------------------------------------------------------------ exercise 3: region counts
-def reference_region_counts(eigenvalues, T: int, q: float) -> dict[str, int]:
+def _toolkit_region_counts(case: dict[str, Any]) -> dict[str, int]:
     """The toolkit's answer to exercise 3: ``eigenvalue_regions(T, q).classify(|λ|)``
     counted, with every label present (``eigenvalue_map``'s placement)."""
+    eigenvalues, T, q = (case[k] for k in ('eigenvalues', 'T', 'q'))
     from ..systems import eigenvalue_regions
 
     labels = eigenvalue_regions(T, q).classify(np.abs(np.asarray(eigenvalues)))
@@ -149,7 +178,18 @@ def reference_region_counts(eigenvalues, T: int, q: float) -> dict[str, int]:
     return {k: int(counts.get(k, 0)) for k in LABELS}
 
 
-def check_region_counts(region_counts, *, verbose: bool = True) -> CheckResult:
+def _counts(values, T: int, q: float) -> dict[str, int]:
+    """Labels of ``values`` (as given: a slip's stand-in for ``|λ|``) counted, every label
+    present (for the hints)."""
+    from ..systems import eigenvalue_regions
+
+    counts = Counter(str(x) for x in eigenvalue_regions(T, q).classify(np.asarray(values)))
+    return {k: int(counts.get(k, 0)) for k in LABELS}
+
+
+def check_region_counts(region_counts, *, verbose: bool = True,
+                        cases: list[dict[str, Any]] | None = None,
+                        time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``region_counts(eigenvalues, T, q)`` (exercise 3) on complex modes in every
     region and a negative one."""
     from ..systems import eigenvalue_regions
@@ -160,20 +200,28 @@ def check_region_counts(region_counts, *, verbose: bool = True) -> CheckResult:
     angles = [0.0, 0.3, 0.3, 0.0, 0.1]
     lam = np.array([m * np.exp(1j * a) for m, a in zip(mods, angles)])
     lam = np.r_[lam, np.conj(lam[1:3]), -0.5 * (r.good_threshold + r.marginal_threshold)]
-    cases = [{"eigenvalues": lam, "T": 256, "q": 7 / 8},
-             {"eigenvalues": lam[1:3], "T": 256, "q": 7 / 8},  # two regions stay empty
-             {"eigenvalues": lam[:4], "T": 2**14, "q": 1 / 2}]
+    cases = cases or [{"eigenvalues": lam, "T": 256, "q": 7 / 8},
+                      {"eigenvalues": lam[1:3].copy(), "T": 256, "q": 7 / 8},  # two empty
+                      {"eigenvalues": lam[:4].copy(), "T": 2**14, "q": 1 / 2}]
 
     def causes(eigenvalues, T, q):
-        expected = reference_region_counts(eigenvalues, T, q)
+        expected = _toolkit_region_counts({"eigenvalues": eigenvalues, "T": T, "q": q})
         real = Counter(str(x) for x in eigenvalue_regions(T, q).classify(np.real(eigenvalues)))
         return [("the regions are about |λ| (how fast a mode is forgotten), not Re λ",
                  {k: int(real.get(k, 0)) for k in LABELS}),
                 ("every label needs an entry, with 0 for an empty region",
-                 {k: v for k, v in expected.items() if v})]
+                 {k: v for k, v in expected.items() if v}),
+                ("count every eigenvalue: a complex pair is two modes",
+                 _counts(np.abs(eigenvalues[np.imag(eigenvalues) >= 0]), T, q)),
+                ("place each mode by |λ|, not |λ|²", _counts(np.abs(eigenvalues) ** 2, T, q)),
+                ("|Re λ| is not |λ|: the modulus is sqrt(Re² + Im²)",
+                 _counts(np.abs(np.real(eigenvalues)), T, q)),
+                ("return a dict {label: count} with the four labels as keys, not a list",
+                 [expected[k] for k in LABELS])]
 
-    return check_function("modes per region", region_counts, reference_region_counts, cases,
-                          compare=check_equal, causes=causes, verbose=verbose)
+    return check_function("modes per region", region_counts, by_case(_toolkit_region_counts),
+                          cases, compare=check_equal, causes=causes, time_limit=time_limit,
+                          verbose=verbose)
 
 
 # ---------------------------------------------------------------- the capstone's data
@@ -260,7 +308,8 @@ def _rate_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"layer": layer, "T": T, "impulse": impulse, "h_true": h_true, "ax1": ax1,
-            "learned": learned, "response": response, "legend": legend, "lo": lo}
+            "learned": learned, "response": response, "legend": legend, "lo": lo,
+            "moving": [learned, response, legend, ax1.title]}
 
 
 @slider("lesson08.rate", title="The trained S4D layer at another step: modes, certificate",
@@ -290,9 +339,41 @@ def rate_slider(state, rate: float) -> dict[str, Any]:
             "outside": counts["outside"], "impulse error (first T)": err}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson08.interpretation",
+    question=("Run the trained layer at ten times its step (rate 10). The certificate still "
+              "proves ρ < 1, with a margin 1 - ρ about ten times larger than at rate 1, but "
+              "the impulse response is far from the true one. What does that say?"),
+    choices={
+        "a": "the certificate is wrong at rate 10: ρ < 1 cannot hold for a layer that is off",
+        "b": "a larger step makes the layer more accurate, because it is more stable",
+        "c": "stability is not accuracy: the bilinear map keeps every mode inside the unit "
+             "circle for any Δ (1 - ρ grows about like Δ), but the modes move to where the "
+             "true system's are not, so the layer is a stable model of another system",
+        "d": "the modes left the unit circle, so the response diverges",
+    },
+    digest="083284f03382f811b0cea5c2c71c762f582350cd6b9784ce93481f7a1ccdf162",
+    hints={
+        "a": "ρ comes from a solved Lyapunov equation and bounds ||x_k||_P for every "
+             "trajectory: it certifies stability, not closeness to the true system",
+        "b": "the impulse error grows with the rate: more margin, less accuracy",
+        "d": "the bilinear map sends Re z < 0 into |λ| < 1 for every step; ρ < 1 says so",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"bilinear_modes": check_bilinear_modes, "certificate_rate": check_certificate_rate,
-          "region_counts": check_region_counts}
+          "region_counts": check_region_counts,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

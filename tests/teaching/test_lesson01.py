@@ -30,12 +30,16 @@ def test_slips_get_their_hint():
     no_square = lambda a, eps: 1 + math.ceil(math.log(eps) / math.log(abs(a)))
     assert "forgot the square" in lesson01.check_memory_formula(no_square,
                                                                 verbose=False).message
-    closed_b = lambda lam, T, q: lesson01.reference_region(lam, T, q).replace("A-left", "B") \
-        if lam == 1 - math.log(T) / (8 * T**q) else lesson01.reference_region(lam, T, q)
+    region = lambda lam, T, q: lesson01._toolkit_region({"lam": lam, "T": T, "q": q})
+    closed_b = lambda lam, T, q: "B" if lam == 1 - 2.0**-21 else region(lam, T, q)
     msg = lesson01.check_region(closed_b, verbose=False).message
     assert "Region B is open" in msg
+    # at an end point floats cannot represent, the label on either side passes
+    open_left = lambda lam, T, q: region(lam, T, q).replace("A-left", "B") \
+        if lam == 1 - math.log(T) / (8 * T**q) else region(lam, T, q)
+    assert lesson01.check_region(open_left, verbose=False).passed
 
 
 def test_summary_of_stubs_counts_todo(capsys):
     out = lesson01.summary(impulse_response=None, memory_of=lambda a, eps: ...)
-    assert (out["todo"], out["passed"], out["total"]) == (3, 0, 3)
+    assert (out["todo"], out["passed"], out["total"]) == (4, 0, 4)

@@ -34,8 +34,8 @@ def test_independent_answers_pass():
     assert lesson05.check_safe_step(safe, verbose=False).passed
 
 
-def test_reference_step_is_the_learners_step():
-    """Streaming the reference step over Algorithm 1's features reproduces fit_predict."""
+def test_the_checks_step_is_the_learners_step():
+    """Streaming the check's expected step over Algorithm 1's features reproduces fit_predict."""
     _, u, y, r = lesson05.lesson_stream(128, n=6, seed=3)
     learner = lt.SpectralFiltering(horizon=128, k=5, radius=0.5 * r, lr=0.05,
                                    lr_schedule="constant")
@@ -46,7 +46,8 @@ def test_reference_step_is_the_learners_step():
     for t in range(128):
         err = base[t] + np.einsum("ioa,ia->o", M, X[t]) - y[t]
         losses.append(float(err @ err))
-        M = lesson05.reference_projected_step(M, X[t], err, 0.05, 0.5 * r)
+        M = lesson05._toolkit_projected_step({"M": M, "x": X[t], "err": err, "eta": 0.05,
+                                              "r": 0.5 * r})
     np.testing.assert_allclose(losses, learner.losses_, rtol=1e-9, atol=1e-14)
     np.testing.assert_allclose(M, learner.coef_, rtol=1e-9, atol=1e-14)
 
@@ -71,7 +72,7 @@ def test_slips_get_their_hint():
 def test_safe_step_never_increases_the_error_on_its_sample():
     _, u, y, _ = lesson05.lesson_stream(256, n=6, seed=4)
     X, _ = lt.SpectralFiltering(horizon=256, k=6).design(u, y)
-    eta = lesson05.reference_safe_step(X)
+    eta = lesson05.eta_safe(X)
     s = np.sum(X**2, axis=(1, 2))
     factor = np.abs(1 - 2 * eta * s)  # e' = (1 - 2 eta s_t) e on the sample stepped on
     assert factor.max() <= 1 + 1e-12 and np.isclose(factor.max(), 1.0)
@@ -85,7 +86,7 @@ def test_slider_regret_is_the_learner_against_the_hindsight_solution(factor):
     learner = lt.SpectralFiltering(horizon=lesson05.SLIDER_T, k=lesson05.SLIDER_K, radius=r,
                                    lr_schedule="constant")
     X, base = learner.design(u, y)
-    learner.set_params(lr=factor * lesson05.reference_safe_step(X)).fit_predict(u, y)
+    learner.set_params(lr=factor * lesson05.eta_safe(X)).fit_predict(u, y)
     best = lt.BestInHindsight(learner, radius=np.inf)
     best.fit_predict(u, y)
     expected = learner.losses_.sum() - best.losses_.sum()
@@ -100,7 +101,7 @@ def test_slider_marks_blow_up_where_the_streaming_learner_does():
     _, u, y, r = lesson05.lesson_stream(lesson05.SLIDER_T)
     learner = lt.SpectralFiltering(horizon=lesson05.SLIDER_T, k=lesson05.SLIDER_K,
                                    lr_schedule="constant")
-    eta = factor * lesson05.reference_safe_step(learner.design(u, y)[0])
+    eta = factor * lesson05.eta_safe(learner.design(u, y)[0])
     learner.set_params(lr=eta, radius=np.inf)
     limit = lesson05.BLOWUP * float(np.mean(y**2))
     first = None

@@ -18,7 +18,7 @@ def test_lesson02_hints():
     assert "misses the factor Δ" in lesson02.check_s4_bilinear(no_dt, verbose=False).message
 
     def s4_form(A, B, C, D, dt):
-        return (*lesson02.reference_s4_bilinear(A, B, dt), C, D)
+        return (*lesson02._toolkit_s4_bilinear({"A": A, "B": B, "dt": dt}), C, D)
 
     assert "S4's form" in lesson02.check_tustin(s4_form, verbose=False).message
     late = lesson02.check_tustin_from_s4(
@@ -27,8 +27,16 @@ def test_lesson02_hints():
 
 
 def test_lesson02_tustin_relation_is_exact_against_scipy():
-    """The reference of exercise 3 is the Tustin system's simulation; the formula the lesson
-    teaches reproduces scipy's Tustin output from the S4 output (independent route)."""
+    """The check of exercise 3 compares with the Tustin system's simulation; the formula the
+    lesson teaches (the answer key's solution) reproduces scipy's Tustin output from the S4
+    output (independent route)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs/lessons/instructor/lds_key02.py"
+    spec = importlib.util.spec_from_file_location("lds_key02", path)
+    key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(key)
     from scipy.signal import cont2discrete, dlsim
 
     import lds_toolkit as lt
@@ -38,7 +46,7 @@ def test_lesson02_tustin_relation_is_exact_against_scipy():
     y_s4 = lt.simulate(lt.s4_bilinear(lt.LDS(**ex), 0.2), u, output="s4").y
     Ad, Bd, Cd, Dd, _ = cont2discrete((ex["A"], ex["B"], ex["C"], ex["D"]), 0.2, "bilinear")
     _, y_scipy, _ = dlsim((Ad, Bd, Cd, Dd, 0.2), u)
-    np.testing.assert_allclose(lesson02.reference_tustin_from_s4(y_s4), y_scipy,
+    np.testing.assert_allclose(key.tustin_from_s4(y_s4), y_scipy,
                                rtol=1e-10, atol=1e-13)
 
 
@@ -49,14 +57,16 @@ def test_lesson03_hints():
     wrong = lambda P, M: np.linalg.eigvalsh(P)[-1] / np.linalg.eigvalsh(M)[0]
     assert "upside down" in lesson03.check_decay_rate(wrong, verbose=False).message
     # the paper's P, M give the rate the control page quotes: 0.4410 / 1.25
-    assert abs(lesson03.reference_decay_rate(
-        [[1, 0.25], [0.25, 1]], [[0.5, 0.25], [0.25, 1.5]]) - 0.352786) < 1e-6
+    assert abs(lesson03._toolkit_decay_rate(
+        {"P": [[1, 0.25], [0.25, 1]], "M": [[0.5, 0.25], [0.25, 1.5]]}) - 0.352786) < 1e-6
 
 
 def test_lesson04_hints():
     flipped = lambda x, e, P, M, B, K, kappa: kappa * x @ M @ x + 2 * x @ P @ B @ K @ e
     assert "sign of the cross term" in lesson04.check_trigger(flipped, verbose=False).message
-    late = lambda kappa, x0, h: lesson04.reference_first_event(kappa, x0, h) + h
+    late = lambda kappa, x0, h: lesson04._toolkit_first_event(
+        {"kappa": kappa, "x0": x0, "h": h}) + h
     assert "one grid step late" in lesson04.check_first_event(late, verbose=False).message
     # the paper's loop (kappa 0.5, x0 = (1, 0), h = 0.01): first event at 0.24 (control page)
-    assert abs(lesson04.reference_first_event(0.5, [1.0, 0.0], 0.01) - 0.24) < 1e-12
+    assert abs(lesson04._toolkit_first_event({"kappa": 0.5, "x0": [1.0, 0.0], "h": 0.01})
+               - 0.24) < 1e-12
