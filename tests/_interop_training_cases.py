@@ -77,6 +77,8 @@ def _report_cases():
          ["--compare", "the directory of one experiment's run"]),
         ("compare a name that is in neither root",
          lambda tmp: _compare(tmp, None, "cloze"), ["cloze", "nothing to compare"]),
+        ("report --all without --compare",
+         lambda tmp: _cli("report", "--out", _roots(tmp)[0], "--all"), ["--all", "--compare"]),
         ("report a store with an unreadable row", report_unreadable,
          ["could not be judged", "nss-etc", "not valid JSON"]),
     ]
