@@ -7,6 +7,11 @@ Pyodide) the core runs as the plain Python function it is written as — the sam
 so the same numbers (tested with numba blocked, ``tests/test_without_numba.py``), only slower
 — and one :class:`NumbaMissingWarning` says so.
 
+A core may name a faster plain-Python twin, ``@njit(cache=True, plain=twin)``: the same
+arithmetic in the same order (so the same numbers, bit for bit) written for the interpreter
+(Python floats in lists instead of numpy scalars, ~10x faster there); it runs instead of the
+core whenever numba does not compile: numba missing, or ``NUMBA_DISABLE_JIT=1``.
+
 Cores that call other cores (``norm_exceeds`` inside ``dense_core``) need those callees as
 numba dispatchers in their module's namespace when numba compiles them: the first call swaps
 each lazy core the caller names (its code's global names) for its compiled (or plain)
@@ -56,6 +61,7 @@ class LazyCore:
 
     def __init__(self, func: Callable[..., Any], options: dict[str, Any]):
         self.py_func = func
+        self.plain: Callable[..., Any] = options.pop("plain", None) or func
         self.options = options
         self._impl: Callable[..., Any] | None = None
         self.__name__ = func.__name__
@@ -73,7 +79,10 @@ class LazyCore:
                 obj = namespace.get(name)
                 if isinstance(obj, LazyCore) and obj is not self:
                     namespace[name] = obj.compiled()
-            self._impl = numba.njit(**self.options)(self.py_func) if numba else self.py_func
+            if numba and not numba.config.DISABLE_JIT:
+                self._impl = numba.njit(**self.options)(self.py_func)
+            else:  # numba's own DISABLE_JIT wrapper would run py_func: run the faster twin
+                self._impl = self.plain
         return self._impl
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -81,12 +90,13 @@ class LazyCore:
 
     def __repr__(self) -> str:
         state = "not compiled yet" if self._impl is None else (
-            "plain Python" if self._impl is self.py_func else "compiled")
+            "plain Python" if self._impl in (self.py_func, self.plain) else "compiled")
         return f"<lds_toolkit core {self.__qualname__} ({state})>"
 
 
 def njit(*args: Any, **options: Any) -> Any:
-    """``numba.njit`` made lazy and optional: ``@njit`` or ``@njit(cache=True, ...)``."""
+    """``numba.njit`` made lazy and optional: ``@njit`` or ``@njit(cache=True, ...)``;
+    ``plain=`` names the core's plain-Python twin (see the module docstring)."""
     if args and callable(args[0]) and not options:
         return LazyCore(args[0], {})
     if args:

@@ -4,7 +4,8 @@ the numbers of the compiled one.
 A fresh interpreter whose import system refuses ``numba`` (``tests/_no_numba.py``) imports the
 package, checks that numba was never imported and that a one-line ``NumbaMissingWarning``
 names the slower path, and runs every core (each simulation path, the continuous-time cores
-on a non-uniform grid, the online learner's OGD loop, the extended-precision Gram product);
+on a non-uniform grid, the online learner's OGD loop and streaming steps, exact and through
+the filters' LDS, the extended-precision Gram product);
 the arrays come back in an ``.npz`` and are compared with the same calls compiled by numba in
 this process. The lessons' code without numba: ``tests/teaching/test_lessons.py``.
 """
@@ -53,6 +54,15 @@ CORES = """
         y = lt.simulate(sym, u[:, :1], output="lengen").y
         learner = lt.SpectralFiltering(horizon=512, k=8, lr=0.05)
         out["ogd"] = learner.fit_predict(u[:512, :1], y[:512])
+        # the streaming step (exact window and the LDS route) and the bank's batch recursion
+        for route, horizon in (("exact", 64), ("lds", 512)):
+            streamed = lt.SpectralFiltering(horizon=horizon, k=6, lr=0.05, filters=route)
+            preds = []
+            for t in range(150):
+                preds.append(streamed.predict_one(u[t, :1]))
+                streamed.learn_one(u[t, :1], y[t])
+            out[f"stream_{route}"] = np.array(preds)
+        out["bank_design"] = streamed.design(u[:300, :1], y[:300])[0]
         X, Z = rng.standard_normal((2, 300, 5))
         out["gram_dot2"] = gram_dot2(X, Z)
         return out, paths
@@ -111,3 +121,54 @@ def test_same_numbers_as_the_compiled_cores(blocked):
         diff = float(np.abs(plain[name] - value).max())
         assert diff <= (1e-13 * np.abs(value).max() if name in last_bits else 0.0), \
             f"{name}: max difference {diff:.3g}"
+
+
+@pytest.mark.parametrize("n, m, d_in, d_out, radius, lr", [
+    (300, 12, 1, 1, np.inf, 0.01),   # the lessons' shape: the scalar path, no projection
+    (300, 12, 1, 1, 0.3, 0.2),       # scalar path, blocks rescaled onto the ball
+    (200, 6, 1, 1, np.inf, 40.0),    # scalar path, diverges: the loss overflows
+    (300, 5, 2, 3, 0.5, 0.05),       # the general path, projected
+    (200, 4, 3, 2, np.inf, 5.0),     # the general path, diverges
+])
+def test_the_plain_ogd_twin_is_the_loop_bit_for_bit(n, m, d_in, d_out, radius, lr):
+    """``ogd_loop_plain`` (what runs without numba or with NUMBA_DISABLE_JIT=1) against the
+    core's own Python source on numpy scalars: the same step of divergence, the same M, and
+    the same predictions and losses up to it, bit for bit."""
+    from lds_toolkit.learning._kernels import ogd_loop, ogd_loop_plain
+
+    rng = np.random.default_rng(n + m + d_in)
+    X = rng.standard_normal((n, m, d_in))
+    base, y = rng.standard_normal((2, n, d_out))
+    steps = np.full(n, lr)
+    out = []
+    for loop in (ogd_loop.py_func, ogd_loop_plain):
+        M, pred, loss = np.zeros((m, d_out, d_in)), np.zeros((n, d_out)), np.zeros(n)
+        with np.errstate(over="ignore", invalid="ignore"):
+            bad = loop(X, base, y, steps, radius, M, pred, loss)
+        k = n if bad < 0 else bad + 1
+        out.append((bad, M, pred[:k], loss[:k]))
+    (bad0, *ref), (bad1, *plain) = out
+    assert bad0 == bad1 and ((bad0 >= 0) == (lr > 1.0))
+    for a, b in zip(plain, ref):
+        assert np.array_equal(a, b, equal_nan=True)
+
+
+def test_numba_disable_jit_runs_the_plain_twin():
+    """With NUMBA_DISABLE_JIT=1 (numba importable, compiling off) a core with a plain twin
+    runs the twin, as without numba."""
+    import subprocess
+    import sys
+
+    code = ("from lds_toolkit.learning._kernels import ogd_loop, ogd_loop_plain\n"
+            "import numpy as np\n"
+            "ogd_loop(np.zeros((2, 1, 1)), np.zeros((2, 1)), np.zeros((2, 1)), np.ones(2), "
+            "1.0, np.zeros((1, 1, 1)), np.zeros((2, 1)), np.zeros(2))\n"
+            "print(ogd_loop.compiled() is ogd_loop_plain, repr(ogd_loop))\n")
+    import os
+    from pathlib import Path
+
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1",
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True, timeout=120)
+    assert done.stdout.split()[0] == "True" and "plain Python" in done.stdout

@@ -183,8 +183,36 @@ def lesson_nav() -> list[dict[str, str]]:
             for s in lessons.lesson_scripts()]
 
 
+def lesson_times(text: str) -> dict[str, object]:
+    """A lesson's time estimates from its source: the header's ``*Time: about N min ...*``
+    (the whole lesson) and the ``(≈ N min)`` of each exercise heading and of the
+    interpretation question's (``{"total": N, "exercises": [...], "question": N}``; ``None``
+    where a lesson gives none)."""
+    import re
+
+    total = re.search(r"^# \*Time: about (\d+) min\b", text, re.M)
+    exercises = [int(m) for m in re.findall(r"^# ## Exercise \d+\b[^\n]*\(≈ (\d+) min\)\s*$",
+                                            text, re.M)]
+    question = re.search(r"^# ## Interpretation question \(≈ (\d+) min\)\s*$", text, re.M)
+    return {"total": int(total.group(1)) if total else None, "exercises": exercises,
+            "question": int(question.group(1)) if question else None}
+
+
+def _time_cell(text: str) -> str:
+    t = lesson_times(text)
+    if t["total"] is None:
+        return "—"
+    parts = [f"{t['total']} min"]
+    if t["exercises"]:
+        parts.append("exercises " + ", ".join(str(m) for m in t["exercises"]))
+    if t["question"] is not None:
+        parts.append(f"question {t['question']}")
+    return parts[0] + (f" ({'; '.join(parts[1:])})" if parts[1:] else "")
+
+
 def lessons_table() -> str:
-    """The syllabus's table of lessons: title, graded exercises and slider of each."""
+    """The syllabus's table of lessons: title, time (the whole lesson, then each exercise
+    and the interpretation question, in minutes), graded exercises and slider of each."""
     import importlib
 
     lessons = _lessons_module()
@@ -202,9 +230,10 @@ def lessons_table() -> str:
             sliders = ", ".join(f"`{k}`" for k, v in registered_sliders().items()
                                 if v.module == module)
         rows.append(f"| {int(script.name[:2])} | [{lessons.lesson_title(script)}]"
-                    f"({script.stem}.md) | {checks} | {sliders} |")
-    return ("| lesson | title | exercises (graded answers) | slider |\n| --- | --- | --- | --- |\n"
-            + "\n".join(rows))
+                    f"({script.stem}.md) | {_time_cell(script.read_text())} | {checks} | "
+                    f"{sliders} |")
+    return ("| lesson | title | time | exercises (graded answers) | slider |\n"
+            "| --- | --- | --- | --- | --- |\n" + "\n".join(rows))
 
 
 def on_config(config):

@@ -22,6 +22,9 @@
 # length-generalization paper (*Provable length generalization in sequence prediction via
 # spectral filtering*, Section 4.1). Every exercise has a check cell: run it after your
 # answer; it prints `pass` or `not yet` with a hint.
+#
+# *Time: about 75 min — the idea and the worked example ≈ 20 min, exercises 1–3 ≈ 15 min
+# each, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -96,11 +99,11 @@ plt.show()
 # %% [markdown]
 # ## Exercise 1 — the impulse response by recursion (≈ 15 min)
 #
-# Write `impulse_response(A, B, C, D, length)`: start from $x_0 = 0$, feed $u_0 = 1$ (a
-# vector of ones would mix the inputs: do one input column at a time, or keep the state as
-# a matrix with one column per input) and $u_t = 0$ afterwards, and record
-# $y_t = C x_t + D u_t$. Return an array of shape `(length, d_out, d_in)`. Use the
-# recursion, not matrix powers.
+# $h_t$ is what the system outputs at time $t$ after a unit impulse on its input at
+# $t = 0$, from rest. Write `impulse_response(A, B, C, D, length)` that produces
+# $h_0, \dots, h_{\text{length}-1}$ by running the recursion itself (not matrix powers),
+# as an array of shape `(length, d_out, d_in)`: entry $[t, o, a]$ is output $o$'s response
+# to an impulse on input $a$. How do you get every input's response at once?
 
 # %% tags=["exercise"]
 def impulse_response(A, B, C, D, length):

@@ -21,6 +21,9 @@
 # You will: hand-code S4's bilinear discretisation (S4++ paper, eqs. 3–6) and Tustin's method
 # as scipy and python-control define it, find the exact relation between their outputs, and
 # watch the poles of three methods move with the step $\Delta$.
+#
+# *Time: about 85 min — the idea and the worked example ≈ 25 min, exercises 1–3 ≈ 15, 25
+# and 15 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -44,14 +47,16 @@ QUICK = os.environ.get("LDS_LESSON_QUICK") == "1"
 # To run it on a sequence $u_0, u_1, \dots$ we pick a step $\Delta$ and a rule for what the
 # input does between samples. **Zero-order hold** keeps $u$ constant on each step and is
 # exact for such inputs: $A_d = e^{A\Delta}$, $B_d = \int_0^\Delta e^{As}\,ds\,B$.
-# The **bilinear (trapezoidal) rule** replaces $e^{A\Delta}$ by its Padé approximant; with
-# $M = (I - \tfrac{\Delta}{2}A)^{-1}$,
+# The **bilinear (trapezoidal) rule** integrates $\dot x$ over one step with the
+# trapezoid of its two end values; S4 (S4++ paper eq. 3) holds the input $u_k$ over the
+# step that ends at sample $k$:
 #
-# $$\bar A = M\,(I + \tfrac{\Delta}{2} A), \qquad \bar B = M B \Delta .$$
+# $$x_k - x_{k-1} = \tfrac{\Delta}{2} A\,(x_k + x_{k-1}) + \Delta B u_k ,$$
 #
-# It maps the left half-plane exactly onto the unit disc (a pole $p$ goes to
-# $z = \frac{1 + p\Delta/2}{1 - p\Delta/2}$), so a stable system stays stable for every $\Delta$.
-# Forward Euler ($A_d = I + \Delta A$) does not.
+# an *implicit* step ($x_k$ on both sides) that you will solve for $x_k = \bar A x_{k-1} +
+# \bar B u_k$ in exercise 1. For one pole $p$ it gives $z = \frac{1 + p\Delta/2}{1 -
+# p\Delta/2}$, which maps the left half-plane exactly onto the unit disc, so a stable system
+# stays stable for every $\Delta$. Forward Euler ($A_d = I + \Delta A$) does not.
 #
 # **Two readings of the same $\bar A, \bar B$.** S4 (S4++ paper eqs. 3–4) lets the input
 # enter the state *before* the output is read,
@@ -60,8 +65,10 @@ QUICK = os.environ.get("LDS_LESSON_QUICK") == "1"
 #
 # while Tustin's method (scipy's `cont2discrete(..., "bilinear")`, python-control's
 # `sample_system(..., "tustin")`) keeps the standard recursion
-# $x_{k+1} = A_d x_k + B_d u_k$, $y_k = C_d x_k + D_d u_k$ and changes the output map:
-# $C_d = C M$, $D_d = D + C M B\,\Delta/2$. Same poles, different models.
+# $x_{k+1} = A_d x_k + B_d u_k$, $y_k = C_d x_k + D_d u_k$ with the same $A_d = \bar A$,
+# $B_d = \bar B$, and changes the output map $(C_d, D_d)$ so that its transfer function is
+# the continuous one at $s = \frac{2}{\Delta}\frac{z - 1}{z + 1}$ (exercise 2). Same poles,
+# different models.
 
 # %% [markdown]
 # ## Worked example
@@ -105,9 +112,11 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# ## Exercise 1 — S4's bilinear form
+# ## Exercise 1 — S4's bilinear form (≈ 15 min)
 #
-# Write `s4_discretize(A, B, dt)` returning `(A_bar, B_bar)` from the formulas above. Use
+# Solve the trapezoidal step above for $x_k$: collect the $x_k$ terms on the left, and read
+# off $\bar A$ and $\bar B$ (on paper first; which matrix do you have to invert, and does it
+# multiply $B$ too?). Write `s4_discretize(A, B, dt)` returning `(A_bar, B_bar)`. Use
 # `np.linalg.solve` rather than an explicit inverse.
 
 # %% tags=["exercise"]
@@ -124,10 +133,17 @@ def s4_discretize(A, B, dt):
 lesson02.check_s4_bilinear(s4_discretize)
 
 # %% [markdown]
-# ## Exercise 2 — Tustin, as python-control does it
+# ## Exercise 2 — Tustin, as python-control does it (≈ 25 min)
 #
-# Write `tustin(A, B, C, D, dt)` returning `(Ad, Bd, Cd, Dd)`: the same $\bar A, \bar B$ and
-# $C_d = C M$, $D_d = D + C M B \Delta / 2$.
+# Tustin's model keeps $A_d = \bar A$, $B_d = \bar B$ and chooses $C_d, D_d$ so that
+# $C_d (zI - \bar A)^{-1} \bar B + D_d = C (sI - A)^{-1} B + D$ at
+# $s = \frac{2}{\Delta}\frac{z - 1}{z + 1}$. Derive them: with
+# $M = (I - \tfrac{\Delta}{2}A)^{-1}$, write $zI - \bar A$ as $M$ times a matrix that is
+# linear in $z$, compare it with $sI - A$ (a factor $\frac{2}{z + 1} = 1 - \frac{s\Delta}{2}$
+# is left over), and split off the constant part (that part goes into $D_d$). Write
+# `tustin(A, B, C, D, dt)` returning
+# `(Ad, Bd, Cd, Dd)`; check your $C_d, D_d$ against `lt.discretize(..., "tustin")` on the
+# example if you like.
 
 # %% tags=["exercise"]
 def tustin(A, B, C, D, dt):
@@ -144,13 +160,13 @@ def tustin(A, B, C, D, dt):
 lesson02.check_tustin(tustin)
 
 # %% [markdown]
-# ## Exercise 3 — the two outputs, exactly
+# ## Exercise 3 — the two outputs, exactly (≈ 15 min)
 #
-# From rest and with $D = 0$, show that $x^{\text{tustin}}_{k}$ relates to S4's states by
-# $C_d\,x^{\text{tustin}}_k + D_d u_k = \tfrac12\big(C x^{s4}_k + C x^{s4}_{k-1}\big)$ (hint:
-# $M = \tfrac12(I + \bar A)$, and Tustin's state is $x^{\text{tustin}}_k = x^{s4}_{k-1}$).
-# So $y^{\text{tustin}}_k = \tfrac12\,(y^{s4}_k + y^{s4}_{k-1})$ with $y^{s4}_{-1} = 0$.
-# Write `tustin_from_s4(y_s4)` (an array `(T, d_out)`) returning Tustin's output.
+# From rest and with $D = 0$, Tustin's output is a fixed combination of S4's outputs. Find
+# it: compare the two state recursions (which S4 state is Tustin's $x_k$?), then use your
+# $C_d, D_d$ and the identity $M = \tfrac12(I + \bar A)$ (check it). What is $y^{s4}$ before
+# the first sample? Write `tustin_from_s4(y_s4)` (an array `(T, d_out)`) returning Tustin's
+# output.
 
 # %% tags=["exercise"]
 def tustin_from_s4(y_s4):
@@ -174,14 +190,34 @@ lesson02.check_tustin_from_s4(tustin_from_s4)
 # ## Slider — the step size
 #
 # Move $\Delta$. Zero-order hold puts each pole at $e^{p\Delta}$ (exact), Tustin at
-# $\frac{1 + p\Delta/2}{1 - p\Delta/2}$ (always inside the circle), forward Euler at
-# $1 + p\Delta$ — outside the unit circle once $\Delta$ passes $2|\mathrm{Re}\,p|/|p|^2
-# \approx 0.044$ for the oscillator. Right: each method's frequency-response error against
+# $\frac{1 + p\Delta/2}{1 - p\Delta/2}$, forward Euler at $1 + p\Delta$; the numbers under
+# the figure give each method's largest $|z|$. Right: each method's frequency-response error
+# against
 # python-control's continuous response; Tustin's grows towards the Nyquist frequency, where
 # its frequency warping $\omega \mapsto \tfrac{2}{\Delta}\tan(\omega\Delta/2)$ bites.
 
 # %% tags=["slider"]
 show_slider("lesson02.step")
+
+# %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# Move $\Delta$ from 0.01 to 1 on the slider (poles $-0.2 \pm 3i$ and $-0.5$). Which method
+# puts a pole outside the unit circle, and from which step on? Set `interpretation` to one
+# letter:
+#
+# * **a** — zero-order hold, once $\Delta$ passes about 0.5: $e^{p\Delta}$ grows with $\Delta$;
+# * **b** — Tustin, once $\Delta$ passes the Nyquist limit $\pi/3$ of the resonance;
+# * **c** — forward Euler, from $\Delta \approx 2|\mathrm{Re}\,p|/|p|^2 \approx 0.044$ on:
+#   $|1 + p\Delta|^2 = 1 - 0.4\Delta + 9.04\Delta^2$ exceeds 1 for the lightly damped pair;
+# * **d** — forward Euler, but only beyond $\Delta = 2/|p| \approx 0.66$, the limit of a real
+#   pole.
+
+# %% tags=["exercise"]
+interpretation = "c"  # SOLUTION
+
+# %% tags=["check"]
+lesson02.check_interpretation(interpretation)
 
 # %% [markdown]
 # ## What to take away
@@ -193,4 +229,5 @@ show_slider("lesson02.step")
 # * Next: lesson 3 certifies stability with a Lyapunov function instead of eigenvalues.
 
 # %% tags=["check"]
-lesson02.summary(s4_discretize=s4_discretize, tustin=tustin, tustin_from_s4=tustin_from_s4)
+lesson02.summary(s4_discretize=s4_discretize, tustin=tustin, tustin_from_s4=tustin_from_s4,
+                 interpretation=interpretation)

@@ -22,6 +22,9 @@
 # vanish as a feedback gain moves. The system is the S4++ paper's event-triggered-control
 # example (Sec. 2.2, eqs. 7–8) — as it comes from Tabuada (2007): the matrices printed in
 # the paper do not satisfy its own eq. 8 (`lds_toolkit.control.printed_matrices_check()`).
+#
+# *Time: about 85 min — the idea and the worked example ≈ 25 min, exercises 1–3 ≈ 20, 15
+# and 20 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -46,10 +49,12 @@ QUICK = os.environ.get("LDS_LESSON_QUICK") == "1"
 #
 # If $A$ is Hurwitz (every eigenvalue has $\mathrm{Re}\,\lambda < 0$), eq. 8 has exactly one
 # solution $P$ for each $M$, and it is positive definite; if not, no $P \succ 0$ exists.
-# Since $x^\top M x \ge \lambda_{\min}(M)\,|x|^2 \ge \iota V$ with
-# $\iota = \lambda_{\min}(M) / \lambda_{\max}(P)$,
+# A certificate also gives a **rate**: any $\iota > 0$ with $x^\top M x \ge \iota\,
+# x^\top P x$ for every $x$ turns eq. 8 into $\dot V \le -\iota V$, so
 #
-# $$V(x(t)) \le V(x(0))\, e^{-\iota t}.$$
+# $$V(x(t)) \le V(x(0))\, e^{-\iota t};$$
+#
+# exercise 2 finds the rate that the eigenvalues of $P$ and $M$ guarantee.
 #
 # In discrete time, $x_{k+1} = A x_k$, the equation is $A^\top P A - P = -M$ and it has a
 # solution $P \succ 0$ exactly when every $|\lambda| < 1$.
@@ -90,13 +95,14 @@ ax[1].legend()
 plt.show()
 
 # %% [markdown]
-# ## Exercise 1 — the Lyapunov equation by Kronecker products
+# ## Exercise 1 — the Lyapunov equation by Kronecker products (≈ 20 min)
 #
 # With $\mathrm{vec}$ stacking columns, $\mathrm{vec}(XYZ) = (Z^\top \otimes X)\,\mathrm{vec}(Y)$.
-# So $\mathrm{vec}(A^\top P + P A) = (I \otimes A^\top + A^\top \otimes I)\,\mathrm{vec}(P)$.
-# Write `lyapunov_kron(A, M)` that builds this $n^2 \times n^2$ system with `np.kron` and
-# solves it (`vec` with `order="F"`; $O(n^6)$ work: fine for small $n$, which is why
-# libraries use Bartels–Stewart instead).
+# Write each of the two terms of $A^\top P + P A$ as a product $XYZ$ with $Y = P$ (one of
+# the factors is the identity), and turn eq. 8 into one linear system
+# $L\,\mathrm{vec}(P) = -\mathrm{vec}(M)$. Write `lyapunov_kron(A, M)` that builds the
+# $n^2 \times n^2$ matrix $L$ with `np.kron` and solves it (`vec` with `order="F"`; $O(n^6)$
+# work: fine for small $n$, which is why libraries use Bartels–Stewart instead).
 
 # %% tags=["exercise"]
 def lyapunov_kron(A, M):
@@ -113,10 +119,13 @@ def lyapunov_kron(A, M):
 lesson03.check_lyapunov_kron(lyapunov_kron)
 
 # %% [markdown]
-# ## Exercise 2 — the rate a certificate proves
+# ## Exercise 2 — the rate a certificate proves (≈ 15 min)
 #
-# Write `decay_rate(P, M)` returning $\iota = \lambda_{\min}(M) / \lambda_{\max}(P)$
-# (`np.linalg.eigvalsh` sorts the eigenvalues of a symmetric matrix in ascending order).
+# Bound $x^\top M x$ from below and $V(x) = x^\top P x$ from above by $|x|^2$ times an
+# eigenvalue of each (Rayleigh quotients of symmetric matrices), and combine the two bounds
+# into the largest $\iota$ they guarantee with $x^\top M x \ge \iota V(x)$ for every $x$.
+# Write `decay_rate(P, M)` returning it (`np.linalg.eigvalsh` returns the eigenvalues of a
+# symmetric matrix; read its documentation for their order).
 
 # %% tags=["exercise"]
 def decay_rate(P, M):
@@ -132,10 +141,11 @@ lesson03.check_decay_rate(decay_rate)
 # different $P$ and a different $\iota$; the certificate is a choice.
 
 # %% [markdown]
-# ## Exercise 3 — discrete time
+# ## Exercise 3 — discrete time (≈ 20 min)
 #
-# For $x_{k+1} = A x_k$ the equation is $A^\top P A - P = -M$, and
-# $\mathrm{vec}(A^\top P A) = (A^\top \otimes A^\top)\,\mathrm{vec}(P)$. Write
+# For $x_{k+1} = A x_k$ the equation is $A^\top P A - P = -M$. Turn it into a linear system
+# for $\mathrm{vec}(P)$ with the same identity as in exercise 1 (which are $X$ and $Z$ in
+# $A^\top P A$, and what multiplies $\mathrm{vec}(P)$ in the term $-P$?). Write
 # `discrete_lyapunov_kron(A, M)`.
 
 # %% tags=["exercise"]
@@ -174,6 +184,29 @@ print(f"ρ(A_d) = {cert.spectral_radius:.6f}, certified contraction ρ_P = {cert
 show_slider("lesson03.gain")
 
 # %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# At $g = 1.9$ the closed loop is still Hurwitz, but the slider shows $\iota \approx 0.037$
+# (against 0.35 at $g = 1$) and $\max \mathrm{Re}\,\lambda \approx -0.022$. What does the small
+# $\iota$ say? Set `interpretation` to one letter:
+#
+# * **a** — the certificate has failed: $V(x(t))$ may now grow;
+# * **b** — the loop is barely stable: an eigenvalue approaches the imaginary axis as
+#   $g \to 2$, so $V$ itself decays slowly (at most like $e^{2 \max \mathrm{Re}\,\lambda\,
+#   t}$) and any certified rate must be small; the bound $V \le V(0) e^{-\iota t}$ still
+#   holds;
+# * **c** — $\iota$ is the exact decay rate of $|x(t)|$, so $|x|$ halves every
+#   $\ln 2 / 0.037$ time units;
+# * **d** — a larger gain always makes a loop faster; $\iota$ is small only because $M$ was
+#   chosen badly.
+
+# %% tags=["exercise"]
+interpretation = "b"  # SOLUTION
+
+# %% tags=["check"]
+lesson03.check_interpretation(interpretation)
+
+# %% [markdown]
 # ## What to take away
 #
 # * $A^\top P + PA = -M$ has a positive-definite solution exactly when $A$ is Hurwitz; the
@@ -184,4 +217,4 @@ show_slider("lesson03.gain")
 
 # %% tags=["check"]
 lesson03.summary(lyapunov_kron=lyapunov_kron, decay_rate=decay_rate,
-                 discrete_lyapunov_kron=discrete_lyapunov_kron)
+                 discrete_lyapunov_kron=discrete_lyapunov_kron, interpretation=interpretation)

@@ -20,6 +20,9 @@
 # You will: write the triggering function of the S4++ paper (Sec. 2.2, eq. 12), find the
 # first event of a grid-monitored loop by flowing it exactly, and replay the recorded inputs
 # open loop — the paper's "non-stable states" (NSS) example, its Fig. 1.
+#
+# *Time: about 90 min — the idea and the worked example ≈ 25 min, exercises 1–3 ≈ 10, 25
+# and 25 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -69,7 +72,7 @@ for mode in ("grid", "exact"):
 etc = lt.simulate_etc(system, LyapunovRule(0.5), [1.0, 0.0], horizon=10.0, mode="grid")
 
 # %% [markdown]
-# ## Exercise 1 — the trigger
+# ## Exercise 1 — the trigger (≈ 10 min)
 #
 # Write `trigger(x, e, P, M, B, K, kappa)` returning $g = \kappa\,x^\top M x - 2\,x^\top P B K e$
 # for one state `x` and one error `e` (1-D arrays).
@@ -84,13 +87,14 @@ def trigger(x, e, P, M, B, K, kappa):
 lesson04.check_trigger(trigger)
 
 # %% [markdown]
-# ## Exercise 2 — the first event, by exact flow
+# ## Exercise 2 — the first event, by exact flow (≈ 25 min)
 #
-# Between events the loop is linear in $z = (x, x_i)$:
-# $\dot z = A_z z$, $A_z = \begin{bmatrix} A & BK \\ 0 & 0\end{bmatrix}$, so
-# $z((k+1)h) = e^{A_z h} z(kh)$ exactly. Write `first_event(kappa, x0, h)`: start from
-# $z = (x_0, x_0)$, step by $e^{A_z h}$, and return the first $t = k h$ ($k \ge 1$) where your
-# `trigger` is $\le 0$ (for the paper's system; `np.inf` if none before $t = 10$).
+# Between two events the held state $x_i = x(t_i)$ does not move, so the loop is a linear
+# system in $z = (x, x_i)$ with no input: find its matrix $A_z$ ($\dot z = A_z z$) and the
+# exact map from $z(kh)$ to $z((k+1)h)$ (no Euler steps: the grid must be exact). Write
+# `first_event(kappa, x0, h)` returning the first grid time $t = kh$, $k \ge 1$, at which your
+# `trigger` is $\le 0$, for the paper's system started at $x(0) = x_0$ with $t_0 = 0$ an
+# event (`np.inf` if none before $t = 10$).
 
 # %% tags=["exercise"]
 def first_event(kappa, x0, h):
@@ -122,13 +126,13 @@ lesson04.check_first_event(first_event)
 # width") and the state reaches $10^6$ (its Fig. 1).
 
 # %% [markdown]
-# ## Exercise 3 — the open-loop replay
+# ## Exercise 3 — the open-loop replay (≈ 25 min)
 #
 # Write `replay(sample_times, inputs, t_end)`: $x(0) = (1, 0)$, input `inputs[i]` held on
-# `[sample_times[i], sample_times[i+1])` (the last to `t_end`), return $x(t_\text{end})$.
-# Use exact zero-order-hold steps between switching instants: over a span $s$ with input
-# $u$, $\begin{bmatrix} x \\ u\end{bmatrix} \mapsto \exp\!\Big(\begin{bmatrix} A & B \\ 0 & 0
-# \end{bmatrix} s\Big)\begin{bmatrix} x \\ u\end{bmatrix}$.
+# `[sample_times[i], sample_times[i+1])` (the last to `t_end`), return $x(t_\text{end})$,
+# exactly. Between switching instants $\dot x = Ax + Bu$ with a constant $u$: the trick of
+# exercise 2 works again (which quantity is constant now, and what is the augmented
+# state?).
 
 # %% tags=["exercise"]
 def replay(sample_times, inputs, t_end):
@@ -172,15 +176,6 @@ print(f"max |x|: original {np.abs(x_orig).max():.3g}, perturbed {np.abs(x_pert).
       f"{np.round(np.linalg.eigvals(A).real, 3)})")
 
 # %% [markdown]
-# **Why.** The replay is open loop and $A$ has eigenvalues 1 and 2: shifting a switch by
-# $\delta_i$ applies a wrong input for $|\delta_i|$ seconds, a state error of size about
-# $|B(u_i - u_{i-1})\,\delta_i|$ that $e^{A(t-s)}$ then multiplies by up to $e^{2(t-s)}$ —
-# nothing corrects it. The growth rate of $\log|x|$ is the unstable eigenvalue, 2. The same
-# shifted instants *with* feedback stay stable (`lt.nss_experiment` runs both); so the
-# blow-up is a property of open-loop replay through an unstable $A$, and an SSM whose $A$ is
-# Hurwitz damps such timing errors instead.
-
-# %% [markdown]
 # ## Slider — κ and ε
 #
 # Left: the grid-monitored loop and its events as κ moves (more events for small κ, the
@@ -192,6 +187,35 @@ print(f"max |x|: original {np.abs(x_orig).max():.3g}, perturbed {np.abs(x_pert).
 show_slider("lesson04.etc")
 
 # %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# Move ε from $10^{-8}$ to $0.009$: the replay at perturbed instants reaches a max $|x|$ of
+# about 8 at $\varepsilon = 10^{-8}$ and about $8 \cdot 10^3$ at $\varepsilon = 10^{-5}$, while the
+# recorded loop stays near 1. What is going on? Set `interpretation` to one letter:
+#
+# * **a** — the open-loop plant is unstable: a switching instant shifted by $\delta$ injects
+#   an error proportional to $\delta$, which then grows like $e^{\lambda_{\max} t}$; the closed
+#   loop corrects such errors, a replay of recorded inputs cannot (the NSS example);
+# * **b** — round-off: the replay integrates with too coarse a step;
+# * **c** — the event-triggered loop itself is unstable; the replay only shows it;
+# * **d** — the loop has too few events: a smaller κ (more events) makes the replay robust.
+
+# %% tags=["exercise"]
+interpretation = "a"  # SOLUTION
+
+# %% tags=["check"]
+lesson04.check_interpretation(interpretation)
+
+# %% [markdown]
+# **Why.** The replay is open loop and $A$ has eigenvalues 1 and 2: shifting a switch by
+# $\delta_i$ applies a wrong input for $|\delta_i|$ seconds, a state error of size about
+# $|B(u_i - u_{i-1})\,\delta_i|$ that $e^{A(t-s)}$ then multiplies by up to $e^{2(t-s)}$ —
+# nothing corrects it. The growth rate of $\log|x|$ is the unstable eigenvalue, 2. The same
+# shifted instants *with* feedback stay stable (`lt.nss_experiment` runs both); so the
+# blow-up is a property of open-loop replay through an unstable $A$, and an SSM whose $A$ is
+# Hurwitz damps such timing errors instead.
+
+# %% [markdown]
 # ## What to take away
 #
 # * Eq. 12 samples when the cost of sampling, $2x^\top PBKe$, reaches a fraction κ of the
@@ -201,4 +225,5 @@ show_slider("lesson04.etc")
 #   by $e^{\lambda_{\max} t}$: the S4++ paper's NSS phenomenon.
 
 # %% tags=["check"]
-lesson04.summary(trigger=trigger, first_event=first_event, replay=replay)
+lesson04.summary(trigger=trigger, first_event=first_event, replay=replay,
+                 interpretation=interpretation)

@@ -22,6 +22,9 @@
 # sign, measure how well they represent every decaying impulse response, and find where
 # float64 arithmetic stops resolving them. The slider then runs Algorithm 1 with $k$ filters
 # and a short context.
+#
+# *Time: about 100 min — the idea and the worked example ≈ 25 min, exercises 1–4 ≈ 20, 15,
+# 20 and 10 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -89,13 +92,13 @@ plt.show()
 # $i$-th filter changes sign $i - 1$ times (a property of this "totally positive" matrix),
 # which is why the sign convention $\phi_i[0] > 0$ is well defined.
 #
-# ## Exercise 1 — the matrix H_T in closed form
+# ## Exercise 1 — the matrix H_T in closed form (≈ 20 min)
 #
 # Compute the entries of eq. 3: $(H_T)_{ij} = \int_0^1 (1-\alpha)^2 \alpha^{i+j}\, d\alpha$,
-# with $i, j = 0, \dots, T - 1$. (Integrate by parts twice, or recognise a Beta integral:
-# $\int_0^1 \alpha^{n} (1 - \alpha)^2 d\alpha = \frac{n!\, 2!}{(n+3)!}$.) Write
-# `hankel_matrix(T)` returning the $T \times T$ array. The entries depend on $i + j$ only: a
-# **Hankel** matrix.
+# with $i, j = 0, \dots, T - 1$, in closed form, on paper first: expand $(1 - \alpha)^2$ and
+# integrate term by term, or integrate by parts twice; bring the result to a single fraction
+# in $n = i + j$. Write `hankel_matrix(T)` returning the $T \times T$ array. The entries depend
+# on $i + j$ only: a **Hankel** matrix.
 
 # %% tags=["exercise"]
 def hankel_matrix(T):
@@ -109,7 +112,7 @@ def hankel_matrix(T):
 lesson06.check_hankel_matrix(hankel_matrix)
 
 # %% [markdown]
-# ## Exercise 2 — the spectral filters
+# ## Exercise 2 — the spectral filters (≈ 15 min)
 #
 # Write `top_filters(H, k)` returning `(sigma, phi)`: the $k$ largest eigenvalues of the
 # symmetric matrix `H`, **largest first**, and the matching unit eigenvectors as the columns
@@ -130,13 +133,13 @@ def top_filters(H, k):
 lesson06.check_top_filters(top_filters)
 
 # %% [markdown]
-# ## Exercise 3 — how well do k filters represent every impulse response?
+# ## Exercise 3 — how well do k filters represent every impulse response? (≈ 20 min)
 #
-# The part of $\mu_\alpha$ that $k$ orthonormal filters miss is
-# $(I - \Phi\Phi^\top)\mu_\alpha$, $\Phi = [\phi_1, \dots, \phi_k]$. Write
-# `projection_residual(phi, alpha)` returning the relative residual
-# $\|(I - \Phi\Phi^\top)\mu_\alpha\| / \|\mu_\alpha\|$ for the filters in the columns of
-# `phi` (their length is $T$). `lesson06.impulse_vector(alpha, T)` gives $\mu_\alpha$.
+# The filters in the columns of `phi` (length $T$) are orthonormal. The best approximation
+# of $\mu_\alpha$ by a combination of them is its orthogonal projection on their span; what
+# is left over is the part they miss. Write `projection_residual(phi, alpha)` returning the
+# size of that leftover relative to the size of $\mu_\alpha$ (Euclidean norms).
+# `lesson06.impulse_vector(alpha, T)` gives $\mu_\alpha$.
 
 # %% tags=["exercise"]
 def projection_residual(phi, alpha):
@@ -185,7 +188,7 @@ for w in caught:
     print(textwrap.fill(str(w.message), 90))
 
 # %% [markdown]
-# ## Exercise 4 — where to stop
+# ## Exercise 4 — where to stop (≈ 10 min)
 #
 # Write `resolvable_count(sigma)`: given eigenvalues in descending order, return how many
 # satisfy $\sigma_i / \sigma_1 \ge 100\,\varepsilon$ (`np.finfo(float).eps` is
@@ -219,15 +222,35 @@ for n in (64, 256) if QUICK else (64, 256, 1024):
 # the one with full context, at the same $k$ and step size. The $k$ slider stops at the last
 # filter above the float64 floor. Things to find:
 #
-# * with one or two filters the learner is poor at any context; a handful reaches the
-#   plateau where more filters no longer help (here the learner's speed, not the filters,
-#   limits the loss);
+# * with one or two filters, read the loss ratio *and* the full-context loss; a handful of
+#   filters reaches the plateau where more filters no longer help (here the learner's speed,
+#   not the filters, limits the loss);
 # * at $q = 7/8$ the short context is as good as the full one; at $q = 1/2$ it is tens of
 #   times worse: some of Region A's eigenvalues are "bad" for $q = 1/2$ (lesson 7 explains
 #   which).
 
 # %% tags=["slider"]
 show_slider("lesson06.filters")
+
+# %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# With context $T^{1/2} = 32$ the last-quarter loss ratio (short over full context) is about
+# 34 with $k = 8$ filters and about 1.0 with $k = 1$. Does one filter length-generalize
+# better? Set `interpretation` to one letter:
+#
+# * **a** — yes: fewer filters, less to learn, so a short context suffices;
+# * **b** — no: with one filter both runs are equally poor (the full-context loss is about
+#   $4 \cdot 10^{-3}$ of mean $y^2$, against $6 \cdot 10^{-7}$ with 8 filters); a ratio near 1
+#   means nothing without the loss it divides;
+# * **c** — the ratio 34 is a float64 artefact of the filters beyond the floor;
+# * **d** — yes: Theorem 4 asks for a single filter per eigenvalue.
+
+# %% tags=["exercise"]
+interpretation = "b"  # SOLUTION
+
+# %% tags=["check"]
+lesson06.check_interpretation(interpretation)
 
 # %% [markdown]
 # ## What to take away
@@ -244,4 +267,5 @@ show_slider("lesson06.filters")
 
 # %% tags=["check"]
 lesson06.summary(hankel_matrix=hankel_matrix, top_filters=top_filters,
-                 projection_residual=projection_residual, resolvable_count=resolvable_count)
+                 projection_residual=projection_residual, resolvable_count=resolvable_count,
+                 interpretation=interpretation)

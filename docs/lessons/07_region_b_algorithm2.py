@@ -17,12 +17,15 @@
 # *Why does a short context fail for some eigenvalues, and why does one more autoregressive
 # term fix it?*
 #
-# You will: derive the coefficients that Algorithm 2 has to learn, $C A^j (A - I)^2 B$,
+# You will: derive the coefficients that Algorithm 2 has to learn,
 # compute how much of Algorithm 1's and Algorithm 2's targets lies beyond a context $L$, and
 # find the eigenvalue that hurts a short context most — then check on data that it sits where
 # the paper's Region B says. Lessons 5 and 6 built the learner and its filters; this is
 # Section 3 of *Provable length generalization in sequence prediction via spectral
 # filtering* (Theorems 5 and 6, Algorithm 2).
+#
+# *Time: about 85 min — the idea and the worked example ≈ 25 min, exercises 1–3 ≈ 20, 15
+# and 20 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -107,14 +110,14 @@ print(f"Algorithm 1 / Algorithm 2 at full context: "
 # Algorithm 1 loses at the short context; Algorithm 2 does not, and is also far better at
 # full context. The exercises explain both.
 #
-# ## Exercise 1 — the coefficients of the second difference
+# ## Exercise 1 — the coefficients of the second difference (≈ 20 min)
 #
 # Expand $y_t - 2y_{t-1} + y_{t-2}$ with $y_t = \sum_{\ell \ge 0} CA^\ell B\,u_{t-1-\ell}$
-# and collect the coefficient $g_j$ of $u_{t-1-j}$. The input $u_{t-1}$ appears in $y_t$
-# only, $u_{t-2}$ in $y_t$ and $y_{t-1}$, older inputs in all three. You should find
-# $g_0 = CB$, $g_1 = C(A - 2I)B$ and $g_j = C A^{j-2}(A - I)^2 B$ for $j \ge 2$. Write
-# `second_difference(A, B, C, n)` returning $g_0, \dots, g_{n-1}$ as an array of shape
-# `(n, d_out, d_in)` (use repeated multiplication by $A$, not a simulation).
+# and collect the coefficient $g_j$ of $u_{t-1-j}$, on paper first. Which of the three terms
+# does $u_{t-1}$ reach, which does $u_{t-2}$ reach, and which the older inputs? Factor the
+# general coefficient as far as you can. Write `second_difference(A, B, C, n)` returning
+# $g_0, \dots, g_{n-1}$ as an array of shape `(n, d_out, d_in)` (use repeated multiplication
+# by $A$, not a simulation).
 
 # %% tags=["exercise"]
 def second_difference(A, B, C, n):
@@ -138,7 +141,7 @@ lesson07.check_second_difference(second_difference)
 # $\tilde\mu_\alpha$, the vector that $N_T$ is built from, tap for tap. That is why Algorithm 2
 # uses $M_1$ and $M_2$ for $u_{t-1}, u_{t-2}$ and filters of $N_{T-2}$ for the rest.
 #
-# ## Exercise 2 — how much lies beyond the context?
+# ## Exercise 2 — how much lies beyond the context? (≈ 15 min)
 #
 # Take one eigenvalue, $A = \alpha$, $B = C = 1$. Algorithm 1's target has coefficients
 # $(1 - \alpha)\alpha^{j-1}$ at lags $j \ge 1$ (up to sign), Algorithm 2's
@@ -166,12 +169,12 @@ for alpha in (0.9, 0.99):
     print(f"alpha = {alpha}: closed form {closed:.6e}, summed {summed:.6e}")
 
 # %% [markdown]
-# ## Exercise 3 — the worst eigenvalue for a context
+# ## Exercise 3 — the worst eigenvalue for a context (≈ 20 min)
 #
-# Algorithm 1's tail energy $(1 - \alpha)\alpha^{2L-2}/(1 + \alpha)$ vanishes at both ends
-# of $[0, 1]$. Set the derivative of its logarithm to zero; you should reach
-# $(L - 1)\alpha^2 + \alpha - (L - 1) = 0$. Write `worst_eigenvalue(L)` returning the root in
-# $(0, 1)$.
+# Algorithm 1's tail energy (exercise 2, `order=1`; simplify it first) vanishes at both
+# ends of $[0, 1]$, so some $\alpha^*$ in between hurts a context $L$ most. Find it exactly:
+# set the derivative of the logarithm of the tail energy to zero and solve. Write
+# `worst_eigenvalue(L)` returning $\alpha^* \in (0, 1)$.
 
 # %% tags=["exercise"]
 def worst_eigenvalue(L):
@@ -221,11 +224,32 @@ plt.show()
 #   the measured hump straddles the left edge of Region B, a little further from 1 than
 #   $\alpha^*$ — at this small $T$ the theorem's edges (stated up to constants) are not
 #   sharp, and the loss also depends on how fast the learner converges;
-# * Algorithm 2's ratio stays within a factor 1.5 of 1 for every eigenvalue: its tail is
-#   smaller by $(1-\alpha)^2/\alpha^2$.
+# * Algorithm 2's ratio, at the same eigenvalues: compare (the question below asks why the
+#   two differ).
 
 # %% tags=["slider"]
 show_slider("lesson07.eigenvalue")
+
+# %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# At $1 - \alpha = 10^{-3}$ (Region B for $T = 1024$, $q = 1/2$) the slider shows a loss ratio
+# of about 6.5 for Algorithm 1 and about 1.0 for Algorithm 2. Why? Set `interpretation` to
+# one letter:
+#
+# * **a** — Algorithm 2 uses more filters;
+# * **b** — in Region B the eigenvalue is forgotten within the context, so any algorithm does
+#   well;
+# * **c** — Algorithm 1 diverged at this step size;
+# * **d** — Algorithm 2 learns the second difference, whose coefficients carry
+#   $(1 - \alpha)^2$ instead of $(1 - \alpha)$: its energy beyond $L = 32$ is about
+#   $(1 - \alpha)^2 = 10^{-6}$ of Algorithm 1's, so the short context loses almost nothing.
+
+# %% tags=["exercise"]
+interpretation = "d"  # SOLUTION
+
+# %% tags=["check"]
+lesson07.check_interpretation(interpretation)
 
 # %% [markdown]
 # ## What to take away
@@ -241,4 +265,4 @@ show_slider("lesson07.eigenvalue")
 
 # %% tags=["check"]
 lesson07.summary(second_difference=second_difference, tail_energy=tail_energy,
-                 worst_eigenvalue=worst_eigenvalue)
+                 worst_eigenvalue=worst_eigenvalue, interpretation=interpretation)

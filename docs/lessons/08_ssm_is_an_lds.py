@@ -23,6 +23,9 @@
 # **region plot** of lesson 1. The layer is the S4 of the S4++ paper (*S4++: State Memory
 # Replay*, eqs. 1–6) in its diagonal form; the regions are the length-generalization paper's.
 # This lesson needs torch (`pip install "lds_toolkit[nn]"`).
+#
+# *Time: about 90 min — the idea, the training and the worked example ≈ 30 min, exercises
+# 1–3 ≈ 10, 25 and 15 min, the interpretation question ≈ 5 min.*
 
 # %%
 import os
@@ -107,7 +110,7 @@ print("discretize(to_lds(continuous=True), 1, 's4-bilinear') vs to_lds():",
       f"{np.max(np.abs(redisc.A - learned.A)):.1e}")
 
 # %% [markdown]
-# ## Exercise 1 — the discrete modes from the continuous ones
+# ## Exercise 1 — the discrete modes from the continuous ones (≈ 10 min)
 #
 # The eigenvalues of `learned_c.A` are $z_n = \Delta a_n$ (and their conjugates). Write
 # `bilinear_modes(z)`: the discrete eigenvalue of each $z$ under S4's bilinear rule, an array
@@ -134,14 +137,13 @@ print(f"largest difference: {np.max(np.abs(mapped - direct)):.1e}; the moduli |�
       f"{np.array2string(np.unique(np.abs(direct).round(7)), precision=7)}")
 
 # %% [markdown]
-# ## Exercise 2 — certify it
+# ## Exercise 2 — certify it (≈ 25 min)
 #
 # Lesson 3 solved Lyapunov equations. For a discrete system, solve
-# $A^\top P A - P = -I$; then $V(x) = x^\top P x$ satisfies $V(Ax) \le \rho^2 V(x)$ with
-#
-# $$\rho^2 = \lambda_\text{max}(P^{-1}A^\top P A),$$
-#
-# so every free trajectory obeys $\|x_k\|_P \le \rho^k \|x_0\|_P$. Write
+# $A^\top P A - P = -I$; then $V(x) = x^\top P x$ decreases at every step. The certified rate
+# is the smallest $\rho$ with $V(Ax) \le \rho^2 V(x)$ for **every** $x$, so that every free
+# trajectory obeys $\|x_k\|_P \le \rho^k \|x_0\|_P$: write $V(Ax) / V(x)$ as a quotient of two
+# quadratic forms and find its maximum over $x$ (a generalised eigenvalue problem). Write
 # `certificate_rate(A)` returning $\rho$. `scipy.linalg.solve_discrete_lyapunov(a, q)` solves
 # $a X a^\top - X + q = 0$ (mind which matrix to pass) and
 # `scipy.linalg.eigh(M, P, eigvals_only=True)` gives the generalised eigenvalues of
@@ -174,7 +176,7 @@ for name, s in (("learned", learned), ("true", system)):
           f"margin = {cert.margin:.3g}, proves stability: {cert.proves_stability}")
 
 # %% [markdown]
-# ## Exercise 3 — the modes on the regions
+# ## Exercise 3 — the modes on the regions (≈ 15 min)
 #
 # Lesson 1 placed one real eigenvalue on the regions. A learned system has complex modes:
 # the regions are about how fast a mode is forgotten, $|\lambda^t| = |\lambda|^t$, so place
@@ -250,6 +252,27 @@ lesson08.use_layer(layer, system, T)  # the slider shows this layer (and the tru
 show_slider("lesson08.rate")
 
 # %% [markdown]
+# ## Interpretation question (≈ 5 min)
+#
+# Run the trained layer at ten times its step (rate 10). The certificate still proves
+# $\rho < 1$, with a margin $1 - \rho$ about ten times larger than at rate 1, but the impulse
+# response is far from the true one. What does that say? Set `interpretation` to one letter:
+#
+# * **a** — the certificate is wrong at rate 10: $\rho < 1$ cannot hold for a layer that is
+#   off;
+# * **b** — a larger step makes the layer more accurate, because it is more stable;
+# * **c** — stability is not accuracy: the bilinear map keeps every mode inside the unit
+#   circle for any $\Delta$ ($1 - \rho$ grows about like $\Delta$), but the modes move to
+#   where the true system's are not, so the layer is a stable model of another system;
+# * **d** — the modes left the unit circle, so the response diverges.
+
+# %% tags=["exercise"]
+interpretation = "c"  # SOLUTION
+
+# %% tags=["check"]
+lesson08.check_interpretation(interpretation)
+
+# %% [markdown]
 # ## What to take away
 #
 # * An S4D layer is an LDS: diagonal modes $\bar\lambda = \frac{1 + \Delta a/2}{1 - \Delta a/2}$,
@@ -265,4 +288,4 @@ show_slider("lesson08.rate")
 
 # %% tags=["check"]
 lesson08.summary(bilinear_modes=bilinear_modes, certificate_rate=certificate_rate,
-                 region_counts=region_counts)
+                 region_counts=region_counts, interpretation=interpretation)

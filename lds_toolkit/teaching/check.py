@@ -179,6 +179,12 @@ def check_array(name: str, answer: Any, expected: Any, *, rtol: float = 1e-7,
                 "root of a negative number, or a NaN input"
                 if np.isnan(value) else f"entry {where} is {value}, expected "
                 f"{_fmt(exp[where])}: the computation overflowed or divided by zero")
+        for label, wrong_answer in causes:  # a known slip that divides by zero, say
+            wa = np.asarray(wrong_answer)
+            if wa.dtype != object and wa.shape == ans.shape and \
+                    bool(np.allclose(ans, wa, rtol=rtol, atol=atol, equal_nan=True)):
+                text += f"; likely cause: {label}"
+                break
         return report(name, "wrong", text, verbose, {"index": where})
     if np.allclose(ans, exp, rtol=rtol, atol=atol):
         finite = np.isfinite(exp)
@@ -245,6 +251,10 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
         if value == exp:  # the same infinity: a legitimate answer
             return report(name, "pass", f"{value} matches the toolkit's {exp}", verbose,
                           {"abs_error": 0.0})
+        for label, wrong_value in causes:  # a slip that never triggers gives inf too
+            if value == wrong_value:
+                return report(name, "wrong", f"got {value}, expected {_fmt(exp)}; likely "
+                              f"cause: {label}", verbose)
         what = ("NaN (not a number): a 0/0, inf - inf, the log or square root of a negative "
                 "number, or a NaN input" if np.isnan(value)
                 else f"{value}: the computation overflowed or divided by zero")
@@ -257,10 +267,10 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
                        f"{_fmt(exp)}", verbose, {"abs_error": err})
     text = (f"yours {_fmt(value)}, expected {_fmt(exp)} (difference {err:.3g}, "
             f"{err / abs(exp) if exp else float('inf'):.3g} relative)")
-    for label, wrong_value in causes:
-        other: complex | float = complex(wrong_value) if isinstance(wrong_value, complex) \
-            else float(wrong_value)
-        if value == other or abs(value - other) <= atol + rtol * abs(other):
+    for label, wrong in causes:
+        wv: complex | float = complex(wrong) if isinstance(wrong, complex) else float(wrong)
+        if value == wv or (np.isfinite(wv) and  # an infinite slip would match every value
+                           abs(value - wv) <= atol + rtol * abs(wv)):
             text += f"; likely cause: {label}"
             break
     else:

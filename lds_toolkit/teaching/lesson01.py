@@ -335,7 +335,7 @@ def _memory_axes(fig) -> dict[str, Any]:
     sparse_log_ticks(ax2)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.12)
     return {"ax1": ax1, "ax2": ax2, "hi": hi, "lo": lo, "mem": mem_line, "where": where,
-            "regions": regions}
+            "regions": regions, "moving": [hi, lo, mem_line, where, ax1.title, ax2.title]}
 
 
 def pair_impulse_response(modulus: float, angle: float, length: int) -> np.ndarray:
@@ -368,9 +368,9 @@ def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]] = {
-    "impulse_response": check_impulse_response, "memory_of": check_memory_formula,
-    "region_of": check_region, "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]]
+CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
+          "region_of": check_region, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

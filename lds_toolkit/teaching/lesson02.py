@@ -26,9 +26,11 @@ import numpy as np
 
 from .calling import DEFAULT_TIME_LIMIT
 from .check import CheckResult, check_array, check_function, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "EXAMPLE", "check_s4_bilinear", "check_tustin", "check_tustin_from_s4",
            "summary"]
 
 #: The lesson's example: a lightly damped oscillator (poles -0.2 ± 3i) and a slow real pole.
@@ -106,8 +108,19 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True,
                  zoh[:n]),
                 ("this is forward Euler (I + Δ A, Δ B), not the bilinear form",
                  np.hstack([np.eye(n) + dt * A, dt * B])),
-                ("Ā = (I + Δ/2 A)(I - Δ/2 A)^{-1} with B̄ = Δ B (inverse applied on the other "
-                 "side of B)", np.hstack([Ab, dt * B]))]
+                ("B̄ = Δ B: the inverse multiplies B too, B̄ = M B Δ with M = (I - Δ/2 A)^{-1}",
+                 np.hstack([Ab, dt * B])),
+                ("the signs of the halves are swapped: yours is Ā^{-1}, the step backwards in "
+                 "time (unstable for a stable A); the inverse is of I - Δ/2 A",
+                 np.hstack([np.linalg.solve(np.eye(n) + dt / 2 * A, np.eye(n) - dt / 2 * A),
+                            np.linalg.solve(np.eye(n) + dt / 2 * A, dt * B)])),
+                ("Δ where the bilinear form has Δ/2: it averages the two ends of the step "
+                 "(the trapezoidal rule), so each end gets half",
+                 np.hstack([np.linalg.solve(np.eye(n) - dt * A, np.eye(n) + dt * A),
+                            np.linalg.solve(np.eye(n) - dt * A, dt * B)])),
+                ("this is backward Euler ((I - Δ A)^{-1}, (I - Δ A)^{-1} Δ B), not the bilinear "
+                 "form", np.hstack([np.linalg.inv(np.eye(n) - dt * A),
+                                    np.linalg.solve(np.eye(n) - dt * A, dt * B)]))]
 
     return check_function("S4 bilinear (Ā, B̄)", None if s4_discretize is None
                           or s4_discretize is Ellipsis else student, stacked,
@@ -149,7 +162,13 @@ def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | 
                  np.block([[Ad, Bd], [C, D]])),
                 ("D_d misses the term C M B Δ/2", np.block([[Ad, Bd], [Cd, D]])),
                 ("D_d = D + C M B Δ (the factor is Δ/2)",
-                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]]))]
+                 np.block([[Ad, Bd], [Cm, D + Cm @ B * dt]])),
+                ("C_d = C Ā: the output map is C M with M = (I - Δ/2 A)^{-1}, not C Ā",
+                 np.block([[Ad, Bd], [C @ Ad, Dd]])),
+                ("M is in D_d too: D_d = D + C M B Δ/2, not D + C B Δ/2",
+                 np.block([[Ad, Bd], [Cd, D + C @ B * dt / 2]])),
+                ("C is unchanged: Tustin's output map changes too, C_d = C M",
+                 np.block([[Ad, Bd], [C, Dd]]))]
 
     return check_function("Tustin (A_d, B_d, C_d, D_d)", None if tustin is None
                           or tustin is Ellipsis else student, block, cases,
@@ -181,13 +200,49 @@ def check_tustin_from_s4(tustin_from_s4, *, verbose: bool = True,
                  0.5 * (y_s4 + np.concatenate([y_s4[1:], np.zeros((1, 1))]))),
                 ("the S4 output delayed by one step, without the average", lag),
                 ("y_{-1} must be 0 (the system starts at rest), not y_0",
-                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]])))])
+                 0.5 * (y_s4 + np.concatenate([y_s4[:1], y_s4[:-1]]))),
+                ("np.roll wraps the last output round to k = 0; y_{-1} = 0 (the system starts "
+                 "at rest)", 0.5 * (y_s4 + np.roll(y_s4, 1, axis=0))),
+                ("the average has the factor 1/2: (y_k + y_{k-1}) / 2", 2 * y_tustin),
+                ("a difference: Tustin's output is the average of y^s4_k and y^s4_{k-1}",
+                 0.5 * (y_s4 - lag))])
+
+
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson02.interpretation",
+    question=("Move Δ from 0.01 to 1 on the slider (poles -0.2 ± 3i and -0.5). Which method "
+              "puts a pole outside the unit circle, and from which step on?"),
+    choices={
+        "a": "zero-order hold, once Δ passes about 0.5: e^{pΔ} grows with Δ",
+        "b": "Tustin, once Δ passes the Nyquist limit π/3 of the resonance",
+        "c": "forward Euler, from Δ ≈ 2|Re p|/|p|² ≈ 0.044 on: |1 + pΔ|² = 1 - 0.4Δ + 9.04Δ² "
+             "exceeds 1 for the lightly damped pair",
+        "d": "forward Euler, but only beyond Δ = 2/|p| ≈ 0.66, the limit of a real pole",
+    },
+    digest="6d0b6f12f784732a0747f35bb70708026160141625fcd3df4bd9867fc81b98f0",
+    hints={
+        "a": "|e^{pΔ}| = e^{Re p · Δ} < 1 for every Δ when Re p < 0: zero-order hold never "
+             "destabilises a stable system (see max |z| zoh on the slider)",
+        "b": "Tustin maps the whole left half plane into the unit disc, for every Δ; it warps "
+             "frequencies, it does not destabilise",
+        "d": "2/|p| is the limit for a real pole; for a complex pair |1 + pΔ|² = 1 + 2 Re p Δ "
+             "+ |p|² Δ², which exceeds 1 as soon as Δ > 2|Re p|/|p|²",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]] = {
-    "s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-    "tustin_from_s4": check_tustin_from_s4}
+CHECKS: dict[str, Callable[..., CheckResult]]
+CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
+          "tustin_from_s4": check_tustin_from_s4,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
@@ -242,8 +297,10 @@ def _step_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper left")
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.88, wspace=0.3)
     h_c = control.frequency_response(sysc, _OMEGA).complex.ravel()  # python-control's
+    ax2.set_xlim(0.05, np.pi / 0.01)  # fixed (the slider's smallest Δ): each curve ends
+    # at its own Nyquist frequency π/Δ; the pole plot zooms with Δ, so it is redrawn whole
     return {"ax1": ax1, "ax2": ax2, "markers": markers, "lines": lines, "sys": sysc,
-            "h_c": h_c}
+            "h_c": h_c, "moving": [ax1, *lines.values(), ax2.title]}
 
 
 @slider("lesson02.step", title="Sampling step Δ: poles and frequency-response error",
@@ -268,7 +325,6 @@ def step_slider(state, dt: float) -> dict[str, Any]:
         state["lines"][key].set_data(omega, np.maximum(err, 1e-12))
         numbers[f"max |z| {key}"] = float(np.abs(z).max())
         numbers[f"error at ω=3 {key}"] = float(np.interp(np.log(3.0), np.log(omega), err))
-    state["ax2"].set_xlim(0.05, np.pi / dt)
     # zoom on z = 1, where the poles sit for small Δ; the unit circle stays in view
     zs = [np.asarray(m.get_xdata()) + 1j * np.asarray(m.get_ydata())
           for m in state["markers"].values()]

@@ -17,15 +17,18 @@ none exists when the closed loop is unstable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "check_decay_rate", "check_discrete_lyapunov_kron",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "check_decay_rate", "check_discrete_lyapunov_kron",
            "check_lyapunov_kron", "closed_loop", "summary"]
 
 
@@ -75,6 +78,14 @@ def _cases(discrete: bool) -> list[dict[str, Any]]:
     return [first, {"A": _stable(4, rng, discrete), "M": R @ R.T + np.eye(4)}]
 
 
+def _kron_solve(L: np.ndarray, M) -> np.ndarray:
+    """``P`` with ``L vec(P) = -vec(M)`` (column-stacking ``vec``): a wrong operator's answer,
+    for the hints."""
+    M = np.asarray(M, dtype=float)
+    n = M.shape[0]
+    return np.linalg.solve(L, -M.reshape(-1, order="F")).reshape(n, n, order="F")
+
+
 def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
                         cases: list[dict[str, Any]] | None = None,
                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
@@ -87,7 +98,16 @@ def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
         return [("this solves python-control's A P + P Aᵀ + M = 0 (lyap(A, M)); ours has "
                  "Aᵀ on the left", solve_continuous_lyapunov(A, -M)),
                 ("the sign: this solves AᵀP + PA = +M (scipy's convention, no minus)",
-                 solve_continuous_lyapunov(A.T, M))]
+                 solve_continuous_lyapunov(A.T, M)),
+                ("AᵀP + PA has two terms, each with its own Kronecker factor",
+                 _kron_solve(np.kron(np.eye(len(A)), A.T), M)),
+                ("this solves A P + P A: vec(AᵀP) = (I ⊗ Aᵀ) vec(P), with the transpose",
+                 _kron_solve(np.kron(np.eye(len(A)), A) + np.kron(A.T, np.eye(len(A))), M)),
+                ("this solves AᵀP + PAᵀ: vec(PA) = (Aᵀ ⊗ I) vec(P) (vec(XYZ) = (Zᵀ ⊗ X) "
+                 "vec(Y) with Z = A)",
+                 _kron_solve(np.kron(np.eye(len(A)), A.T) + np.kron(A, np.eye(len(A))), M)),
+                ("Aᵀ ⊗ Aᵀ is the discrete equation's operator (AᵀPA); the continuous one is "
+                 "I ⊗ Aᵀ + Aᵀ ⊗ I", _kron_solve(np.kron(A.T, A.T), M))]
 
     return check_function("Lyapunov equation by Kronecker products", lyapunov_kron,
                           by_case(_toolkit_lyapunov), cases or _cases(False), causes=causes,
@@ -103,7 +123,15 @@ def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
 
         return [("this solves A P Aᵀ - P + M = 0 (python-control's dlyap(A, M)); ours is "
                  "AᵀPA - P = -M", solve_discrete_lyapunov(A, M)),
-                ("the sign of M is flipped", -solve_discrete_lyapunov(A.T, M))]
+                ("the sign of M is flipped", -solve_discrete_lyapunov(A.T, M)),
+                ("I ⊗ Aᵀ + Aᵀ ⊗ I is the continuous equation's operator; the discrete one is "
+                 "Aᵀ ⊗ Aᵀ - I", _kron_solve(np.kron(np.eye(len(A)), A.T)
+                                             + np.kron(A.T, np.eye(len(A))), M)),
+                ("this solves AᵀPA + P = -M: the equation has −P, subtract the identity",
+                 _kron_solve(np.kron(A.T, A.T) + np.eye(len(A) ** 2), M)),
+                ("the −P term is missing: Aᵀ ⊗ Aᵀ - I", _kron_solve(np.kron(A.T, A.T), M)),
+                ("this solves AᵀPAᵀ: vec(XYZ) = (Zᵀ ⊗ X) vec(Y), with X = Aᵀ and Z = A both "
+                 "factors are Aᵀ", _kron_solve(np.kron(A, A.T) - np.eye(len(A) ** 2), M))]
 
     return check_function("discrete Lyapunov equation by Kronecker products",
                           discrete_lyapunov_kron, by_case(_toolkit_discrete_lyapunov),
@@ -129,16 +157,55 @@ def check_decay_rate(decay_rate, *, verbose: bool = True,
         return [("upside down: the guaranteed rate is λ_min(M) / λ_max(P)", lp[-1] / lm[0]),
                 ("λ_min(P) in the denominator gives a rate the certificate does not prove: "
                  "V ≤ λ_max(P) |x|² is the bound to use", lm[0] / lp[0]),
-                ("λ_max(M) is too optimistic: ẋᵀMx ≥ λ_min(M) |x|²", lm[-1] / lp[-1])]
+                ("λ_max(M) is too optimistic: ẋᵀMx ≥ λ_min(M) |x|²", lm[-1] / lp[-1]),
+                ("that is the rate of ‖x‖ (half of V's): ι is the rate of V(x(t)) ≤ V(x(0)) "
+                 "e^{-ιt}", lm[0] / (2 * lp[-1])),
+                ("diagonal entries are not eigenvalues: use np.linalg.eigvalsh",
+                 float(np.min(np.diag(M)) / np.max(np.diag(P)))),
+                ("eigvalsh sorts in ascending order: [0] is the smallest, [-1] the largest",
+                 lm[-1] / lp[0])]
 
     return check_function("guaranteed decay rate", decay_rate, by_case(_toolkit_decay_rate), cases,
                           compare=check_scalar, causes=causes, rtol=1e-9, atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson03.interpretation",
+    question=("At g = 1.9 the closed loop is still Hurwitz, but the slider shows ι ≈ 0.037 "
+              "(against 0.35 at g = 1) and max Re λ ≈ -0.022. What does the small ι say?"),
+    choices={
+        "a": "the certificate has failed: V(x(t)) may now grow",
+        "b": "the loop is barely stable: an eigenvalue approaches the imaginary axis as g → 2,"
+             " so V itself decays slowly (at most like e^{2 max Re λ · t}) and any certified "
+             "rate must be small; the bound V ≤ V(0) e^{-ιt} still holds",
+        "c": "ι is the exact decay rate of |x(t)|, so |x| halves every ln 2 / 0.037 time units",
+        "d": "a larger gain always makes a loop faster; ι is small only because M was chosen "
+             "badly",
+    },
+    digest="2647ee15d5dea3c54690de9252385d20d5388a2a9d676a071fd7ede478a81257",
+    hints={
+        "a": "the slider says 'V respects the bound': P ≻ 0 exists for every Hurwitz A, and V "
+             "≤ V(0) e^{-ιt} holds at g = 1.9 too",
+        "c": "ι is a guaranteed lower bound on V's decay rate, not the exact rate of |x|",
+        "d": "above g = 2 the loop is not Hurwitz at all: more gain is not more speed here; "
+             "and no M can certify faster than the slowest mode decays",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"lyapunov_kron": check_lyapunov_kron, "decay_rate": check_decay_rate,
-          "discrete_lyapunov_kron": check_discrete_lyapunov_kron}
+          "discrete_lyapunov_kron": check_discrete_lyapunov_kron,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
@@ -181,7 +248,8 @@ def _gain_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper right")
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.88, wspace=0.2)
     return {"ax1": ax1, "ax2": ax2, "levels": levels, "traj": traj, "v": v_line,
-            "bound": bound, "t": t}
+            "bound": bound, "t": t,
+            "moving": [*levels, traj, v_line, bound, ax1.title, ax2.title]}
 
 
 @slider("lesson03.gain", title="Feedback gain g: the Lyapunov certificate of A + g B K",

@@ -20,15 +20,18 @@ example, S4++ Fig. 1): the replay's ``max |x|`` on ``[0, 10]``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
 
-__all__ = ["CHECKS", "check_first_event", "check_replay", "check_trigger", "summary"]
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "check_first_event", "check_replay", "check_trigger", "summary"]
 
 
 def _system():
@@ -62,7 +65,7 @@ def check_trigger(trigger, *, verbose: bool = True,
     mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
             "K": np.asarray(sys.K)}
     cases = cases or [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
-                      for s, k in ((0.0, 0.5), (0.1, 0.5), (1.0, 0.3), (0.5, 0.9),
+                      for s, k in ((0.0, 0.5), (1.0, 0.3), (0.1, 0.5), (0.5, 0.9),
                                    (2.0, 0.1))]
 
     def causes(x, e, P, M, B, K, kappa):
@@ -70,7 +73,12 @@ def check_trigger(trigger, *, verbose: bool = True,
         cross = float(x @ P @ B @ K @ e)
         return [("the factor 2 of the cross term is missing", kappa * xm - cross),
                 ("the sign of the cross term: eq. 12 subtracts 2 xᵀPBKe", kappa * xm + 2 * cross),
-                ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross))]
+                ("κ multiplies xᵀMx only, not the cross term", kappa * (xm - 2 * cross)),
+                ("the cross term is xᵀPBKe, not eᵀPBKx: PBK is not symmetric",
+                 kappa * xm - 2 * float(e @ P @ B @ K @ x)),
+                ("xᵀMx with the certificate's M, not |x|²", kappa * float(x @ x) - 2 * cross),
+                ("κ xᵀMx: the decrease is measured with M, not with xᵀPx",
+                 kappa * float(x @ P @ x) - 2 * cross)]
 
     return check_function("trigger function (eq. 12)", trigger, by_case(_toolkit_trigger),
                           cases, compare=check_scalar, causes=causes, rtol=1e-10, atol=1e-12,
@@ -95,21 +103,32 @@ def check_first_event(first_event, *, verbose: bool = True,
 
     The student's ``first_event`` calls their ``trigger`` (exercise 1): it is checked with the
     toolkit's trigger in its place (one slip costs one point), and the message says when
-    exercise 1 is the cause. Recognises forward Euler (``I + h A_z`` for ``e^{A_z h}``)
-    before the shifts by one grid step (which forward Euler can mimic).
+    exercise 1 is the cause. Forward Euler (``I + h A_z`` for ``e^{A_z h}``) lags the exact
+    flow by one grid step on these cases, so the hint for an event one step late names both;
+    the sign of ``e``, ``e^{A_z} h``, a held state that moves and ``u = K x(t)`` have their own.
     """
-    cases = cases or [{"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
-                      {"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+    cases = cases or [{"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
+                      {"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
                       {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
 
     def causes(kappa, x0, h):
         t1 = _toolkit_first_event({"kappa": kappa, "x0": x0, "h": h})
-        return [("forward Euler: z ← (I + h A_z) z is not the exact flow; step with "
-                 "e^{A_z h} (scipy.linalg.expm)", _euler_first_event(kappa, x0, h)),
-                ("one grid step late: the event is the first k h at which g ≤ 0, not the "
-                 "step after it", t1 + h),
-                ("one grid step early: check g after flowing to k h, not before",
-                 t1 - h)]
+        return [("one grid step late: the event is the first k h at which g ≤ 0, not the "
+                 "step after it (forward Euler, z + h A_z z, lags the exact flow e^{A_z h} "
+                 "and gives the same)", t1 + h),
+                ("one grid step early: the event is at k h after the k-th step (count the "
+                 "steps from 1)", t1 - h),
+                *((text, _first_event_slip(kappa, x0, h, slip)) for slip, text in (
+                    ("error sign", "e = x(t_i) − x (eq. 9): the held state minus the current "
+                                   "one"),
+                    ("expm outside", "e^{A_z h}: scale A_z by h inside the exponential, "
+                                     "not the result"),
+                    ("not held", "the lower half of z, the held state x(t_i), must stay "
+                                 "constant between events: A_z's bottom rows are zero"),
+                    ("continuous feedback", "A_z = [[A, BK], [0, 0]]: the input is held "
+                                            "at K x(t_i) between events, not K x(t)"))),
+                ("forward Euler: z ← (I + h A_z) z is not the exact flow; step with "
+                 "e^{A_z h} (scipy.linalg.expm)", _euler_first_event(kappa, x0, h))]
 
     def toolkit_trigger(x, e, P, M, B, K, kappa):
         return _toolkit_trigger({"x": x, "e": e, "P": P, "M": M, "B": B, "K": K,
@@ -120,6 +139,35 @@ def check_first_event(first_event, *, verbose: bool = True,
                           causes=causes, rtol=1e-9, atol=1e-9, time_limit=time_limit,
                           substitutes={"trigger": (toolkit_trigger, "exercise 1 (trigger)")},
                           verbose=verbose)
+
+
+def _first_event_slip(kappa: float, x0, h: float, slip: str) -> float:
+    """The first grid event as a common wrong answer computes it (for the hints): ``slip`` is
+    ``"error sign"`` (``e = x - x_i``), ``"expm outside"`` (``e^{A_z} h`` as the step),
+    ``"not held"`` (the held state reset to the state every step) or ``"continuous
+    feedback"`` (``x`` flows with ``A + BK``, the held state stays at ``x0``)."""
+    from scipy.linalg import expm
+
+    slips = ("error sign", "expm outside", "not held", "continuous feedback")
+    if slip not in slips:
+        raise ValueError(f"slip must be one of {slips}, got {slip!r}")
+    sys = _system()
+    A, B, K, P, M = (np.asarray(m, float) for m in (sys.A, sys.B, sys.K, sys.P, sys.M))
+    x0 = np.asarray(x0, float)
+    n = x0.size
+    Az = np.block([[A + B @ K, np.zeros((n, n))] if slip == "continuous feedback"
+                   else [A, B @ K], [np.zeros((n, 2 * n))]])
+    step = expm(Az) * h if slip == "expm outside" else expm(Az * h)
+    z = np.concatenate([x0, x0])
+    sign = -1.0 if slip == "error sign" else 1.0
+    for k in range(1, int(round(10.0 / h)) + 1):
+        z = step @ z
+        if slip == "not held":
+            z[n:] = z[:n]
+        x, e = z[:n], sign * (z[n:] - z[:n])
+        if kappa * x @ M @ x - 2 * x @ P @ B @ K @ e <= 0:
+            return k * h
+    return float("inf")
 
 
 def _euler_first_event(kappa: float, x0, h: float) -> float:
@@ -141,6 +189,34 @@ def _euler_first_event(kappa: float, x0, h: float) -> float:
         "ti,ij,tj->t", x, P @ B @ K, held - x)
     hits = np.flatnonzero(g <= 0)
     return float((hits[0] + 1) * h) if hits.size else float("inf")
+
+
+def _replay_slip(sample_times, inputs, t_end: float, slip: str) -> np.ndarray:
+    """``x(t_end)`` of the open-loop replay as a common wrong answer computes it (for the
+    hints): ``slip`` is ``"last not held"`` (stops at the last instant), ``"no input"``,
+    ``"expm outside"`` (``e^{F} s`` for ``e^{F s}``), ``"spans from 0"`` (each span measured
+    from ``t = 0``) or ``"from rest"`` (``x(0) = 0``)."""
+    from scipy.linalg import expm
+
+    slips = ("last not held", "no input", "expm outside", "spans from 0", "from rest")
+    if slip not in slips:
+        raise ValueError(f"slip must be one of {slips}, got {slip!r}")
+    sys = _system()
+    A, B = np.asarray(sys.A, float), np.asarray(sys.B, float)
+    times = np.asarray(sample_times, float)
+    u_all = np.atleast_2d(np.asarray(inputs, float))
+    n, m = A.shape[0], B.shape[1]
+    F = np.block([[A, np.zeros_like(B) if slip == "no input" else B],
+                  [np.zeros((m, n + m))]])
+    x = np.zeros(n) if slip == "from rest" else np.array([1.0, 0.0])
+    spans = list(zip(times, np.append(times[1:], t_end), u_all))
+    for start, end, u in spans[:-1] if slip == "last not held" else spans:
+        end = min(end, t_end)
+        if end > start:
+            s = end if slip == "spans from 0" else end - start
+            E = expm(F) * s if slip == "expm outside" else expm(F * s)
+            x = (E @ np.concatenate([x, u]))[:n]
+    return x
 
 
 def _toolkit_replay(case: dict[str, Any]) -> np.ndarray:
@@ -181,16 +257,56 @@ def check_replay(replay, *, verbose: bool = True,
         late = replay_open_loop(sys.A, sys.B, sample_times,
                                 np.vstack([np.zeros((1, inputs.shape[1])), inputs[:-1]]),
                                 np.array([1.0, 0.0]), np.array([0.0, t_end]))[-1]
-        return [("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
-                 late)] if n > 1 else []
+        slips = [(text, _replay_slip(sample_times, inputs, t_end, slip)) for slip, text in (
+            ("last not held", "the last input is held too, from the last instant to t_end"),
+            ("no input", "the held input drives the flow: the block [[A, B], [0, 0]] carries u "
+                         "along with x"),
+            ("expm outside", "e^{F s}: scale the block matrix by the span inside the "
+                             "exponential, not the result"),
+            ("spans from 0", "each span is t_{i+1} − t_i, not measured from t = 0"),
+            ("from rest", "the replay starts from x(0) = (1, 0), not from rest"))]
+        return ([("each input is applied one interval late (u_i must act on [t_i, t_{i+1}))",
+                  late)] if n > 1 else []) + slips
 
     return check_function("open-loop replay x(t_end)", replay, by_case(_toolkit_replay),
                           cases, causes=causes, rtol=1e-7, atol=1e-9, time_limit=time_limit,
                           verbose=verbose)
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson04.interpretation",
+    question=("Move ε from 1e-8 to 9e-3: the replay at perturbed instants reaches max |x| of "
+              "about 8 at ε = 1e-8 and about 8e3 at ε = 1e-5, while the recorded loop stays "
+              "near 1. What is going on?"),
+    choices={
+        "a": "the open-loop plant is unstable: a switching instant shifted by δ injects an "
+             "error proportional to δ, which then grows like e^{λ_max t}; the closed loop "
+             "corrects such errors, a replay of recorded inputs cannot (the NSS example)",
+        "b": "round-off: the replay integrates with too coarse a step",
+        "c": "the event-triggered loop itself is unstable; the replay only shows it",
+        "d": "the loop has too few events: a smaller κ (more events) makes the replay robust",
+    },
+    digest="51c6441ff98542697ffef98ec91b15a7ebf7ac56228408785c52bab8ac8cccad",
+    hints={
+        "b": "the replay is exact (matrix exponentials between instants), and the unperturbed "
+             "replay stays near 1: the growth comes from the shifts",
+        "c": "the recorded loop's x stays bounded (max |x| original ≈ 1): the loop is stable",
+        "d": "move κ down to 0.1: more events, and the perturbed replay still blows up",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay}
+CHECKS: dict[str, Callable[..., CheckResult]]
+CHECKS = {"trigger": check_trigger, "first_event": check_first_event, "replay": check_replay,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
@@ -224,7 +340,8 @@ def _etc_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="upper left")
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.17, top=0.88, wspace=0.25)
     return {"ax1": ax1, "ax2": ax2, "x1": x1, "x2": x2, "events": events, "orig": orig,
-            "pert": pert, "t": t, "cache": {}}
+            "pert": pert, "t": t, "cache": {},
+            "moving": [x1, x2, events, orig, pert, ax1.title, ax2.title]}
 
 
 @slider("lesson04.etc", title="Event-triggered control (κ) and the NSS replay (ε)",

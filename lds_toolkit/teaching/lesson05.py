@@ -23,6 +23,7 @@ regret against the best fixed predictor and where a run diverges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -31,9 +32,11 @@ import numpy as np
 from ._figures import no_minor
 from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_projected_step", "check_best_in_hindsight",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_projected_step", "check_best_in_hindsight",
            "check_safe_step",
            "eta_safe", "lesson_stream"]
 
@@ -87,8 +90,15 @@ def _step_cases() -> list[dict[str, Any]]:
          "eta": 0.05, "r": np.inf},
         # a radius that the step crosses for some blocks but not for others
         {"M": M3, "x": rng.standard_normal((3, 3)), "err": np.array([2.0, 1.0]), "eta": 0.3,
-         "r": 1.5 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
+         "r": 0.6 * float(np.median(np.linalg.norm(M3, axis=(1, 2))))},
     ]
+
+
+def _always_rescaled(raw: np.ndarray, r: float) -> np.ndarray:
+    """Every block scaled onto the sphere of radius ``r`` (a common slip; ``r = inf`` gives
+    the infinities and NaNs the slip gives)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return raw * (r / np.linalg.norm(raw, axis=(1, 2)))[:, None, None]
 
 
 def _step_causes(M, x, err, eta, r):
@@ -110,6 +120,10 @@ def _step_causes(M, x, err, eta, r):
          per_block(M - eta * grad / 2)),
         ("the step goes uphill: subtract eta times the gradient", per_block(M + eta * grad)),
         ("projected before the step instead of after it", per_block(M) - eta * grad),
+        ("clipping the entries to [-r, r] is the box, not the ball: scale the whole block by "
+         "min(1, r / ||M_i||_F)", np.clip(raw, -r, r)),
+        ("only blocks outside the ball move: the factor is min(1, r / ||M_i||_F), not "
+         "r / ||M_i||_F", _always_rescaled(raw, r)),
     ]
 
 
@@ -161,7 +175,19 @@ def _hindsight_causes(X, base, y):
              W.reshape(m, d_in, -1).transpose(0, 2, 1)),
             ("each block is transposed: M_i has shape (d_out, d_in); reshape the least-squares "
              "solution W (m d_in, d_out) to (m, d_in, d_out), then swap the last two axes",
-             M.transpose(0, 2, 1))]
+             M.transpose(0, 2, 1)),
+            ("the target is y_t - b_t (what the AR part leaves), not y_t + b_t",
+             np.linalg.lstsq(D, y + base, rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("the rows are misaligned: the features of round t predict y_t, not y_{t+1}",
+             np.linalg.lstsq(D[:-1], (y - base)[1:], rcond=None)[0].reshape(m, d_in, -1)
+             .transpose(0, 2, 1)),
+            ("that is W itself, shape (m d_in, d_out): rearrange it into m blocks M_i of shape "
+             "(d_out, d_in)", np.linalg.lstsq(D, y - base, rcond=None)[0]),
+            ("a ridge term (D^T D + I): the best fixed M in hindsight is the plain least-"
+             "squares fit, r = inf, no regularisation",
+             np.linalg.solve(D.T @ D + np.eye(D.shape[1]), D.T @ (y - base))
+             .reshape(m, d_in, -1).transpose(0, 2, 1))]
 
 
 def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True,
@@ -196,7 +222,13 @@ def check_safe_step(safe_step, *, verbose: bool = True,
                  2.0 / s.max()),
                 ("that is the step that zeroes the error, 1 / (2 ||x||^2); the error stops "
                  "shrinking only at twice it", 0.5 / s.max()),
-                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max())]
+                ("||x_t|| must be squared", 1.0 / np.sqrt(s).max()),
+                ("the smallest s_t gives the step for the easiest round; the largest s_t "
+                 "limits the step at every round", 1.0 / s.min() if s.min() > 0 else np.inf),
+                ("s_t is one round's sum: take the max over the rounds, not the sum over "
+                 "them", 1.0 / s.sum()),
+                ("s_t sums the squares of all features of round t, not the largest single "
+                 "entry", 1.0 / float(np.max(np.asarray(X) ** 2)))]
 
     cases = cases or [{"X": c["X"]} for c in _hindsight_cases()]
     return check_function("largest safe step size", safe_step,
@@ -278,6 +310,8 @@ def _step_size_axes(fig) -> dict[str, Any]:
     ax2.set_title("cumulative loss; regret = gap to the best fixed M", fontsize=9)
     ax2.legend(fontsize=7, loc="lower right")
     no_minor(ax1, ax2)
+    state["moving"] = [state[f"{what} {key}"] for key in ("projected", "free")
+                       for what in ("loss", "blowup", "cum")] + [ax1.title]
     return state
 
 
@@ -321,9 +355,40 @@ def step_size_slider(state, factor: float, radius: float) -> dict[str, Any]:
     return numbers
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson05.interpretation",
+    question=("At η = 2 η_safe with r = ‖B‖‖C‖ the regret is about 4.4; shrink r to 0.1 ‖B‖‖C‖"
+              " and it jumps to about 656. Why?"),
+    choices={
+        "a": "the smaller radius makes the step diverge",
+        "b": "projection adds noise to every step",
+        "c": "the comparator (the best fixed M in hindsight, unconstrained) lies outside the "
+             "small ball K_r: the projected learner can never reach it, so its regret grows "
+             "linearly in T",
+        "d": "regret is always larger with a projection, whatever the radius",
+    },
+    digest="3a65b60d11275e0af4f0a3fa3b282276c2ae7158535ce70eb4a668ebe7ac0026",
+    hints={
+        "a": "nothing blew up: a projection keeps ||M_i|| ≤ r, it bounds the iterates",
+        "b": "the projection is deterministic: it rescales blocks that leave the ball",
+        "d": "at r = ‖B‖‖C‖ (or 10 ‖B‖‖C‖) the projected and free runs have the same regret: "
+             "the projection then never acts",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"projected_step": check_projected_step, "best_in_hindsight": check_best_in_hindsight,
-          "safe_step": check_safe_step}
+          "safe_step": check_safe_step,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

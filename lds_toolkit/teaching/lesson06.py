@@ -21,6 +21,7 @@ last filter above the float64 floor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -37,9 +38,11 @@ from .check import (
     report,
     run_checks,
 )
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_hankel_matrix", "check_top_filters",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_hankel_matrix", "check_top_filters",
            "check_projection_residual", "check_resolvable_count", "filters_above_floor",
            "impulse_vector", "projection_residuals"]
 
@@ -56,7 +59,7 @@ def _toolkit_hankel_matrix(case: dict[str, Any]) -> np.ndarray:
 def check_hankel_matrix(hankel_matrix, *, verbose: bool = True,
                         cases: list[dict[str, Any]] | None = None,
                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
-    """Check ``hankel_matrix(T)`` (exercise 1) for T = 1, 5 and 64."""
+    """Check ``hankel_matrix(T)`` (exercise 1) for T = 5, 64 and 1."""
     def causes(T):
         n = 1.0 * (np.arange(T)[:, None] + np.arange(T)[None, :])  # n = i + j
         return [("the weight (1 - a)^2 is missing: int_0^1 a^n da = 1/(n+1)", 1 / (n + 1)),
@@ -65,10 +68,15 @@ def check_hankel_matrix(hankel_matrix, *, verbose: bool = True,
                 ("n counted from 1: with i, j = 0 .. T-1, n = i + j starts at 0",
                  2 / ((n + 2) * (n + 3) * (n + 4))),
                 ("the factor 2 of int_0^1 (1 - a)^2 a^n da = 2/((n+1)(n+2)(n+3)) is missing",
-                 1 / ((n + 1) * (n + 2) * (n + 3)))]
+                 1 / ((n + 1) * (n + 2) * (n + 3))),
+                ("the Beta integral is n! 2! / (n+3)!: three factors (n+1)(n+2)(n+3) below",
+                 2 / ((n + 1) * (n + 2))),
+                ("i and j run over 0 .. T-1: T rows and columns, not T + 1",
+                 (lambda m: 2.0 / ((m + 1) * (m + 2) * (m + 3)))(
+                     np.add.outer(np.arange(T + 1), np.arange(T + 1)).astype(float)))]
 
     return check_function("the matrix H_T", hankel_matrix, by_case(_toolkit_hankel_matrix),
-                          [{"T": 1}, {"T": 5}, {"T": 64}], causes=causes, rtol=1e-12,
+                          [{"T": 5}, {"T": 64}, {"T": 1}], causes=causes, rtol=1e-12,
                           atol=0.0, time_limit=time_limit, verbose=verbose)
 
 
@@ -139,9 +147,13 @@ def _compare_filters(got, sigma, phi, case) -> CheckResult:
                                every[:k]),
                               ("these are the k smallest eigenvalues, largest first: "
                                "eigh sorts in ascending order; take the last k",
-                               every[:k][::-1])], verbose=False)
+                               every[:k][::-1]),
+                              ("k - 1 values: a slice like w[-1:-k:-1] stops one short; "
+                               "w[::-1][:k] takes k", sigma[:k - 1])], verbose=False)
     if res.passed:
-        causes = [("ascending order: the columns must be reversed too", phi[:, ::-1])]
+        causes = [("ascending order: the columns must be reversed too", phi[:, ::-1]),
+                  ("the filters are the columns of eigh's v (v[:, i]), shape (T, k); these "
+                   "are rows", phi.T)]
         ans = np.asarray(got[1])
         if ans.shape == phi.shape and np.isfinite(ans).all() and \
                 np.allclose(ans * np.sign(ans[0]), phi, atol=1e-8):
@@ -181,6 +193,11 @@ def _residual_filters() -> np.ndarray:
     return spectral_filters(256, 8, "H", method="dense", cache=False)[1]
 
 
+def _residual_of(phi, mu) -> float:
+    """``||mu - Phi Phi^T mu|| / ||mu||`` for a given vector (a slip's ``mu``, for the hints)."""
+    return float(np.linalg.norm(mu - phi @ (phi.T @ mu)) / np.linalg.norm(mu))
+
+
 def check_projection_residual(projection_residual, *, verbose: bool = True,
                               cases: list[dict[str, Any]] | None = None,
                               time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
@@ -196,7 +213,16 @@ def check_projection_residual(projection_residual, *, verbose: bool = True,
                  float(np.linalg.norm(res))),
                 ("that is the part inside the span, ||Phi Phi^T mu|| / ||mu||; the residual "
                  "is what is left outside", float(np.linalg.norm(phi.T @ mu)
-                                                  / np.linalg.norm(mu)))]
+                                                  / np.linalg.norm(mu))),
+                ("a ratio of squared norms: the relative residual is ||r|| / ||mu||, not "
+                 "||r||^2 / ||mu||^2", float(res @ res / (mu @ mu))),
+                ("mu_alpha = (1 - alpha) [1, alpha, alpha^2, ...]: lag 0 first, not last",
+                 _residual_of(phi, mu[::-1])),
+                ("1 - ||Phi^T mu|| / ||mu|| is not the residual: the two parts are orthogonal, "
+                 "so their squared norms add up (Pythagoras)",
+                 float(1 - np.linalg.norm(phi.T @ mu) / np.linalg.norm(mu))),
+                ("divide by ||mu_alpha||, the whole vector, not by the part inside the span",
+                 float(np.linalg.norm(res) / np.linalg.norm(phi.T @ mu)))]
 
     return check_function("projection residual", projection_residual,
                           by_case(_toolkit_projection_residual), cases, compare=check_scalar,
@@ -238,14 +264,25 @@ def check_resolvable_count(resolvable_count, *, verbose: bool = True,
     from ..learning.filters import EPS
 
     cases = cases or [{"sigma": s} for s in _spectra()] + [
-        {"sigma": 3.0 * 0.5 ** np.arange(60)}]
+        {"sigma": 3.0 * 0.5 ** np.arange(60)},
+        {"sigma": np.array([2.0, 1.0, 0.5, 0.25])}]  # nothing below the floor
 
     def causes(sigma):
         s = np.asarray(sigma)
+        rel = s / s[0]
         return [("compared with eps itself; below 100 eps an eigenvalue has fewer than two "
-                 "correct digits", int(np.sum(s / s[0] >= EPS))),
+                 "correct digits", int(np.sum(rel >= EPS))),
                 ("compared sigma_i instead of sigma_i / sigma_1: the round-off is relative "
-                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS)))]
+                 "to the largest eigenvalue", int(np.sum(s >= 100 * EPS))),
+                ("that is float32's eps: numpy works in float64, np.finfo(float).eps",
+                 int(np.sum(rel >= 100 * float(np.finfo(np.float32).eps)))),
+                ("sqrt(eps) is the floor for a difference quotient, not for an eigenvalue: "
+                 "eigh's error is about eps sigma_1, so the floor is 100 eps",
+                 int(np.sum(rel >= np.sqrt(EPS)))),
+                ("np.argmax of 'below the floor' is 0 when nothing is below it: count the "
+                 "values at or above it instead", int(np.argmax(rel < 100 * EPS))),
+                ("that counts the values below the floor; count those at or above it",
+                 int(np.sum(rel < 100 * EPS)))]
 
     return check_function("filters above the floor", resolvable_count,
                           by_case(_toolkit_resolvable_count), cases, compare=check_scalar,
@@ -310,7 +347,8 @@ def _filters_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
     return {"ax1": ax1, "ax2": ax2, "used": used, "rel": rel, "i": i, "short": short,
-            "full": full, "legend": legend, "t": t}
+            "full": full, "legend": legend, "t": t,
+            "moving": [used, short, full, legend, ax1.title, ax2.title]}
 
 
 @slider("lesson06.filters", title="Spectral filtering: number of filters k, context T^q",
@@ -341,10 +379,43 @@ def filters_slider(state, k: float, q: float) -> dict[str, Any]:
             "full-context loss": float(np.mean(losses["full"][quarter]) / power)}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson06.interpretation",
+    question=("With context T^{1/2} = 32 the last-quarter loss ratio (short over full context)"
+              " is about 34 with k = 8 filters and about 1.0 with k = 1. Does one filter "
+              "length-generalize better?"),
+    choices={
+        "a": "yes: fewer filters, less to learn, so a short context suffices",
+        "b": "no: with one filter both runs are equally poor (the full-context loss is about "
+             "4e-3 of mean y², against 6e-7 with 8 filters); a ratio near 1 means nothing "
+             "without the loss it divides",
+        "c": "the ratio 34 is a float64 artefact of the filters beyond the floor",
+        "d": "yes: Theorem 4 asks for a single filter per eigenvalue",
+    },
+    digest="9490c344e94a7307e76c9ac0dfbd2b484b7bdda1b0700c89a965cb1111516d08",
+    hints={
+        "a": "look at the full-context loss the slider prints: one filter cannot represent the"
+             " system's response, whatever the context",
+        "c": "k = 8 is far above the floor (the floor is at k = 23 for T = 1024)",
+        "d": "the error bound of Theorem 4 shrinks with k: more filters represent every "
+             "impulse response better",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"hankel_matrix": check_hankel_matrix, "top_filters": check_top_filters,
           "projection_residual": check_projection_residual,
-          "resolvable_count": check_resolvable_count}
+          "resolvable_count": check_resolvable_count,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

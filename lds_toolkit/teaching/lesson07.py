@@ -22,6 +22,7 @@ tails and the measured loss ratio (context sqrt(T) over full context) of Algorit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -30,9 +31,11 @@ import numpy as np
 from ._figures import no_minor
 from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_second_difference", "check_tail_energy",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_second_difference", "check_tail_energy",
            "check_worst_eigenvalue", "one_mode_losses", "tail_energies", "tail_energy_by_sum",
            "worst_eigenvalue_by_search"]
 
@@ -76,11 +79,23 @@ def _difference_causes(A, B, C, n):
     all_squared = np.array([C @ powers[j] @ (A - eye) @ (A - eye) @ B for j in range(n)])
     sign = np.array([C @ B, C @ (A + 2 * eye) @ B]
                     + [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)])
+    rest = [C @ powers[j - 2] @ (A - eye) @ (A - eye) @ B for j in range(2, n)]
+    late_power = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                          + [C @ powers[j - 1] @ (A - eye) @ (A - eye) @ B
+                             for j in range(2, n)])
+    elementwise = np.array([C @ B, C @ (A - 2 * eye) @ B]
+                           + [C @ powers[j - 2] @ ((A - eye) ** 2) @ B for j in range(2, n)])
+    first_g1 = np.array([C @ B, C @ (A - eye) @ B] + rest)
     return [("those are the first differences y_t - y_{t-1} (Algorithm 1's target): "
              "difference once more", first),
             ("g_0 and g_1 are special: the pattern C A^(j-2) (A - I)^2 B starts at j = 2 "
              "(u_{t-1} and u_{t-2} reach fewer of the three terms)", all_squared),
-            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign)]
+            ("g_1 = C (A - 2I) B: the -2 y_{t-1} term contributes -2 C B", sign),
+            ("the power is j - 2 at lag j: g_2 = C (A - I)^2 B has no A in front", late_power),
+            ("(A - I)^2 is the matrix product (A - I) @ (A - I), not ** 2 entry by entry",
+             elementwise),
+            ("g_1 = C (A - 2I) B: u_{t-2} reaches y_t (C A B) and -2 y_{t-1} (-2 C B), not "
+             "y_{t-2}", first_g1)]
 
 
 def check_second_difference(second_difference, *, verbose: bool = True,
@@ -146,7 +161,13 @@ def check_tail_energy(tail_energy, *, verbose: bool = True,
                 ("the coefficients were not squared: energy is the sum of g_j^2",
                  (1 - a) ** order * a ** (L - order) / (1 - a)),
                 ("the geometric series of the squares has ratio a^2: divide by 1 - a^2",
-                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a))]
+                 (1 - a) ** p * a ** (2 * (L - order)) / (1 - a)),
+                ("the coefficient's factor (1 - a)^order is squared too: (1 - a)^(2 order)",
+                 (1 - a) ** order * a ** (2 * (L - order)) / (1 - a * a)),
+                ("that is the whole energy: the tail starts at lag j = L",
+                 (1 - a) ** p / (1 - a * a)),
+                ("that is the energy inside the context (lags j < L); the tail is j >= L",
+                 (1 - a) ** p * (1 - a ** (2 * (L - order))) / (1 - a * a))]
 
     return check_function("tail energy beyond L", tail_energy,
                           by_case(lambda c: float(tail_energies(c["alpha"], c["L"],
@@ -176,14 +197,25 @@ def worst_eigenvalue_by_search(context: int) -> float:
 def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True,
                            cases: list[dict[str, Any]] | None = None,
                            time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
-    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 2, 8, 32 and 1024."""
+    """Check ``worst_eigenvalue(L)`` (exercise 3) for L = 8, 32, 1024 and 2."""
     def causes(L):
+        m = L - 1
+        root = np.sqrt(1 + 4 * m * m)
         return [("that is the first-order estimate 1 - 1/(2(L-1)); solve the quadratic "
-                 "exactly", 1 - 1 / (2 * (L - 1)))]
+                 "exactly", 1 - 1 / (2 * (L - 1))),
+                ("the other root: the one in (0, 1) takes + sqrt(...)", (-1 - root) / (2 * m)),
+                ("the exponent of alpha in the tail is 2L - 2: the quadratic has L - 1, not L",
+                 (-1 + np.sqrt(1 + 4 * L * L)) / (2 * L)),
+                ("the factor 1/(1 + alpha) of the tail was dropped; it moves the maximum",
+                 (2 * L - 2) / (2 * L - 1)),
+                ("that maximises one coefficient (1 - alpha) alpha^(L-1); the tail energy sums "
+                 "the squares of all coefficients beyond L", (L - 1) / L),
+                ("the sign of the alpha term: d/dalpha log(1 + alpha) enters with a minus; "
+                 "the root must lie in (0, 1)", (1 + root) / (2 * m))]
 
     return check_function("worst eigenvalue", worst_eigenvalue,
                           by_case(lambda c: worst_eigenvalue_by_search(c["L"])),
-                          cases or [{"L": L} for L in (2, 8, 32, 1024)],
+                          cases or [{"L": L} for L in (8, 32, 1024, 2)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
                           time_limit=time_limit, verbose=verbose)
 
@@ -283,6 +315,8 @@ def _eigenvalue_axes(fig) -> dict[str, Any]:
                   fontsize=9)
     state["legend"] = ax2.legend(fontsize=7, loc="upper right")
     no_minor(ax1, ax2)
+    state["moving"] = [state["where0"], state["where1"], state["Algorithm 1"],
+                       state["Algorithm 2"], state["legend"]]
     return state
 
 
@@ -307,9 +341,42 @@ def eigenvalue_slider(state, delta: float) -> dict[str, Any]:
             "ratio Algorithm 2": ratios["Algorithm 2"]}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson07.interpretation",
+    question=("At 1 - α = 1e-3 (Region B for T = 1024, q = 1/2) the slider shows a loss ratio "
+              "of about 6.5 for Algorithm 1 and about 1.0 for Algorithm 2. Why?"),
+    choices={
+        "a": "Algorithm 2 uses more filters",
+        "b": "in Region B the eigenvalue is forgotten within the context, so any algorithm "
+             "does well",
+        "c": "Algorithm 1 diverged at this step size",
+        "d": "Algorithm 2 learns the second difference, whose coefficients carry (1 - α)² "
+             "instead of (1 - α): its energy beyond L = 32 is about (1 - α)² = 1e-6 of "
+             "Algorithm 1's, so the short context loses almost nothing",
+    },
+    digest="3b8de5a4263ad910250fff75e784e1d950318b81b1e3bf42a6ecaf4838a637b9",
+    hints={
+        "a": "both algorithms run with k = 12 filters on the slider",
+        "b": "Region B is where the memory is longer than the context but the response is not "
+             "flat: the hard case, and Algorithm 1's ratio of 6.5 shows it",
+        "c": "both run at twice their safe step and their full-context losses are finite; the "
+             "ratio compares two finished runs",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"second_difference": check_second_difference, "tail_energy": check_tail_energy,
-          "worst_eigenvalue": check_worst_eigenvalue}
+          "worst_eigenvalue": check_worst_eigenvalue,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ impulse response. The layer is the one the lesson hands over with :func:`use_lay
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -31,9 +32,11 @@ import torch  # noqa: F401 - lesson 8 needs torch: without it the module is skip
 from ._figures import no_minor
 from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
+from .questions import ChoiceQuestion
 from .sliders import Param, slider
 
-__all__ = ["CHECKS", "summary", "check_bilinear_modes", "check_certificate_rate",
+__all__ = ["CHECKS", "INTERPRETATION", "check_interpretation",
+           "summary", "check_bilinear_modes", "check_certificate_rate",
            "check_region_counts", "capstone_stream", "mapped_modes", "train_capstone",
            "use_layer"]
 
@@ -102,7 +105,9 @@ def check_bilinear_modes(bilinear_modes, *, verbose: bool = True,
                 ("that is forward Euler, 1 + z", 1 + z),
                 ("the halves are missing: (1 + z/2) / (1 - z/2)", (1 + z) / (1 - z)),
                 ("that is backward Euler, 1 / (1 - z)", 1 / (1 - z)),
-                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2))]
+                ("numerator and denominator are swapped", (1 - z / 2) / (1 + z / 2)),
+                ("that is the conjugate of each mode: keep the sign of Im z (the mode of z, "
+                 "not of its conjugate)", np.conj((1 + z / 2) / (1 - z / 2)))]
 
     return check_function("discrete modes (bilinear)", bilinear_modes,
                           by_case(_toolkit_bilinear_modes), cases, causes=causes, rtol=1e-10,
@@ -138,13 +143,22 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True,
     def causes(A):
         A = np.asarray(A)
         P_t = sla.solve_discrete_lyapunov(A, np.eye(A.shape[0]))  # A P Aᵀ - P = -I
+        P = sla.solve_discrete_lyapunov(A.T, np.eye(A.shape[0]))  # Aᵀ P A - P = -I
         rho2_t = float(sla.eigh(A.T @ P_t @ A, P_t, eigvals_only=True)[-1])
         rho2 = _toolkit_certificate_rate({"A": A}) ** 2
         return [("that is the spectral radius max |λ(A)|: the certificate's ρ is at least "
                  "that, and larger for a non-normal A", float(max(abs(np.linalg.eigvals(A))))),
                 ("scipy's solve_discrete_lyapunov(a, q) solves a X aᴴ - X + q = 0: pass "
                  "a = A.T for Aᵀ P A - P = -I", float(np.sqrt(max(rho2_t, 0.0)))),
-                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2)]
+                ("that is ρ²: V(x) = xᵀPx contracts by ρ², the norm ||x||_P by ρ", rho2),
+                ("the generalised problem is Aᵀ P A v = λ P v: eigh(Aᵀ P A, P), not "
+                 "eigh(P, Aᵀ P A)", float(np.sqrt(sla.eigh(P, A.T @ P @ A,
+                                                           eigvals_only=True)[-1]))),
+                ("λ_max(Aᵀ P A) alone is not the ratio V(Ax) / V(x): divide by P (the "
+                 "generalised eigenvalues of (Aᵀ P A, P))",
+                 float(np.sqrt(np.linalg.eigvalsh(A.T @ P @ A)[-1]))),
+                ("that is ||A||_2, the contraction in the Euclidean norm; the certificate "
+                 "measures it in the P-norm", float(np.linalg.norm(A, 2)))]
 
     return check_function("certified decay rate", certificate_rate,
                           by_case(_toolkit_certificate_rate), cases or _certificate_cases(),
@@ -161,6 +175,15 @@ def _toolkit_region_counts(case: dict[str, Any]) -> dict[str, int]:
 
     labels = eigenvalue_regions(T, q).classify(np.abs(np.asarray(eigenvalues)))
     counts = Counter(str(x) for x in labels)
+    return {k: int(counts.get(k, 0)) for k in LABELS}
+
+
+def _counts(values, T: int, q: float) -> dict[str, int]:
+    """Labels of ``values`` (as given: a slip's stand-in for ``|λ|``) counted, every label
+    present (for the hints)."""
+    from ..systems import eigenvalue_regions
+
+    counts = Counter(str(x) for x in eigenvalue_regions(T, q).classify(np.asarray(values)))
     return {k: int(counts.get(k, 0)) for k in LABELS}
 
 
@@ -187,7 +210,14 @@ def check_region_counts(region_counts, *, verbose: bool = True,
         return [("the regions are about |λ| (how fast a mode is forgotten), not Re λ",
                  {k: int(real.get(k, 0)) for k in LABELS}),
                 ("every label needs an entry, with 0 for an empty region",
-                 {k: v for k, v in expected.items() if v})]
+                 {k: v for k, v in expected.items() if v}),
+                ("count every eigenvalue: a complex pair is two modes",
+                 _counts(np.abs(eigenvalues[np.imag(eigenvalues) >= 0]), T, q)),
+                ("place each mode by |λ|, not |λ|²", _counts(np.abs(eigenvalues) ** 2, T, q)),
+                ("|Re λ| is not |λ|: the modulus is sqrt(Re² + Im²)",
+                 _counts(np.abs(np.real(eigenvalues)), T, q)),
+                ("return a dict {label: count} with the four labels as keys, not a list",
+                 [expected[k] for k in LABELS])]
 
     return check_function("modes per region", region_counts, by_case(_toolkit_region_counts),
                           cases, compare=check_equal, causes=causes, time_limit=time_limit,
@@ -278,7 +308,8 @@ def _rate_axes(fig) -> dict[str, Any]:
     legend = ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"layer": layer, "T": T, "impulse": impulse, "h_true": h_true, "ax1": ax1,
-            "learned": learned, "response": response, "legend": legend, "lo": lo}
+            "learned": learned, "response": response, "legend": legend, "lo": lo,
+            "moving": [learned, response, legend, ax1.title]}
 
 
 @slider("lesson08.rate", title="The trained S4D layer at another step: modes, certificate",
@@ -308,9 +339,41 @@ def rate_slider(state, rate: float) -> dict[str, Any]:
             "outside": counts["outside"], "impulse error (first T)": err}
 
 
+# The interpretation question: multiple choice, the right choice kept as a digest (the
+# package holds no answer in the clear); each wrong choice has its own hint.
+INTERPRETATION = ChoiceQuestion(
+    key="lesson08.interpretation",
+    question=("Run the trained layer at ten times its step (rate 10). The certificate still "
+              "proves ρ < 1, with a margin 1 - ρ about ten times larger than at rate 1, but "
+              "the impulse response is far from the true one. What does that say?"),
+    choices={
+        "a": "the certificate is wrong at rate 10: ρ < 1 cannot hold for a layer that is off",
+        "b": "a larger step makes the layer more accurate, because it is more stable",
+        "c": "stability is not accuracy: the bilinear map keeps every mode inside the unit "
+             "circle for any Δ (1 - ρ grows about like Δ), but the modes move to where the "
+             "true system's are not, so the layer is a stable model of another system",
+        "d": "the modes left the unit circle, so the response diverges",
+    },
+    digest="083284f03382f811b0cea5c2c71c762f582350cd6b9784ce93481f7a1ccdf162",
+    hints={
+        "a": "ρ comes from a solved Lyapunov equation and bounds ||x_k||_P for every "
+             "trajectory: it certifies stability, not closeness to the true system",
+        "b": "the impulse error grows with the rate: more margin, less accuracy",
+        "d": "the bilinear map sends Re z < 0 into |λ| < 1 for every step; ρ < 1 says so",
+    },
+    minutes=5)
+
+
+def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult:
+    """Check the interpretation question's answer (a letter, :data:`INTERPRETATION`)."""
+    return INTERPRETATION.check(interpretation, verbose=verbose)
+
+
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
+CHECKS: dict[str, Callable[..., CheckResult]]
 CHECKS = {"bilinear_modes": check_bilinear_modes, "certificate_rate": check_certificate_rate,
-          "region_counts": check_region_counts}
+          "region_counts": check_region_counts,
+          "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 The format: ``lds_key01.py`` and ``docs/lessons/README.md`` ("Answer keys"). This key holds the
 hidden cases; ``SOLUTIONS`` only where a check cannot take other cases, and ``ALTERNATIVES``
-and ``MISTAKES`` are still to be written (tests/teaching/test_answer_keys.py lists the lessons
-whose mistakes are pending).
+are still to be written; ``MISTAKES`` holds at least five common mistakes per graded
+answer, each with the words its hint must contain.
 """
 
 from __future__ import annotations
@@ -32,10 +32,150 @@ def _pd(seed, n):
 
 
 ALTERNATIVES: dict = {}
-MISTAKES: dict = {}
+
+# ----------------------------------------------------------------- common mistakes
+# Each wrong answer as a student would write it; the words its hint must contain
+# (tests/teaching/test_answer_keys.py runs each through the public check).
+
+def _solve(L, M, sign=-1.0):
+    n = M.shape[0]
+    return np.linalg.solve(L, sign * M.reshape(-1, order="F")).reshape(n, n, order="F")
+
+
+def _am(A, M):
+    return np.asarray(A, float), np.asarray(M, float)
+
+
+# ---- exercise 1: lyapunov_kron(A, M)
+def lyap_control_convention(A, M):
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A) + np.kron(A, I), M)
+
+
+def lyap_plus_m(A, M):
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A.T) + np.kron(A.T, I), M, +1.0)
+
+
+def lyap_one_term(A, M):
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A.T), M)
+
+
+def lyap_first_term_a(A, M):          # vec(A P + P A)
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A) + np.kron(A.T, I), M)
+
+
+def lyap_second_term_at(A, M):        # vec(Aᵀ P + P Aᵀ)
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A.T) + np.kron(A, I), M)
+
+
+def lyap_discrete_operator(A, M):
+    A, M = _am(A, M)
+    return _solve(np.kron(A.T, A.T), M)
+
+
+# ---- exercise 2: decay_rate(P, M)
+def rate_upside_down(P, M):
+    return np.linalg.eigvalsh(P)[-1] / np.linalg.eigvalsh(M)[0]
+
+
+def rate_min_p(P, M):
+    return np.linalg.eigvalsh(M)[0] / np.linalg.eigvalsh(P)[0]
+
+
+def rate_max_m(P, M):
+    return np.linalg.eigvalsh(M)[-1] / np.linalg.eigvalsh(P)[-1]
+
+
+def rate_of_the_norm(P, M):
+    return np.linalg.eigvalsh(M)[0] / (2 * np.linalg.eigvalsh(P)[-1])
+
+
+def rate_diagonals(P, M):
+    return np.min(np.diag(M)) / np.max(np.diag(P))
+
+
+def rate_last_first(P, M):            # eigvalsh ascending read as descending
+    return np.linalg.eigvalsh(M)[-1] / np.linalg.eigvalsh(P)[0]
+
+
+# ---- exercise 3: discrete_lyapunov_kron(A, M)
+def dlyap_control_convention(A, M):
+    A, M = _am(A, M)
+    return _solve(np.kron(A, A) - np.eye(A.shape[0] ** 2), M)
+
+
+def dlyap_plus_m(A, M):
+    A, M = _am(A, M)
+    return _solve(np.kron(A.T, A.T) - np.eye(A.shape[0] ** 2), M, +1.0)
+
+
+def dlyap_continuous_operator(A, M):
+    A, M = _am(A, M)
+    I = np.eye(A.shape[0])
+    return _solve(np.kron(I, A.T) + np.kron(A.T, I), M)
+
+
+def dlyap_plus_p(A, M):
+    A, M = _am(A, M)
+    return _solve(np.kron(A.T, A.T) + np.eye(A.shape[0] ** 2), M)
+
+
+def dlyap_no_identity(A, M):
+    A, M = _am(A, M)
+    return _solve(np.kron(A.T, A.T), M)
+
+
+def dlyap_kron_order(A, M):           # (A ⊗ Aᵀ) vec P = vec(Aᵀ P Aᵀ)
+    A, M = _am(A, M)
+    return _solve(np.kron(A, A.T) - np.eye(A.shape[0] ** 2), M)
+
+
+MISTAKES = {
+    "lyapunov_kron": [
+        ("python-control's convention A P + P Aᵀ", lyap_control_convention, "python-control"),
+        ("+M on the right-hand side", lyap_plus_m, "sign"),
+        ("one of the two terms", lyap_one_term, "two terms"),
+        ("A instead of Aᵀ in the first term", lyap_first_term_a, "vec(AᵀP)"),
+        ("Aᵀ instead of A in the second term", lyap_second_term_at, "vec(PA)"),
+        ("the discrete equation's operator", lyap_discrete_operator, "discrete"),
+    ],
+    "decay_rate": [
+        ("upside down", rate_upside_down, "upside down"),
+        ("λ_min(P) in the denominator", rate_min_p, "λ_min(P)"),
+        ("λ_max(M) in the numerator", rate_max_m, "λ_max(M)"),
+        ("the rate of ‖x‖ instead of V", rate_of_the_norm, "‖x‖"),
+        ("diagonal entries for eigenvalues", rate_diagonals, "diagonal"),
+        ("eigvalsh read as descending", rate_last_first, "ascending"),
+    ],
+    "discrete_lyapunov_kron": [
+        ("python-control's dlyap convention", dlyap_control_convention, "dlyap"),
+        ("+M on the right-hand side", dlyap_plus_m, "sign of M"),
+        ("the continuous equation's operator", dlyap_continuous_operator, "continuous"),
+        ("+P instead of -P", dlyap_plus_p, "−P"),
+        ("the -P term missing", dlyap_no_identity, "missing"),
+        ("kron(A, Aᵀ)", dlyap_kron_order, "Zᵀ ⊗ X"),
+    ],
+    "interpretation": [
+        ('a', 'a', "the slider says 'V"),
+        ('c', 'c', 'ι is a guaranteed'),
+        ('d', 'd', 'above g = 2'),
+        ("a number", 2, "one of the letters"),
+        ("a sentence", "the certificate", "one of the letters"),
+    ],
+}
 
 HIDDEN = {
     "lyapunov_kron": [(1.0, _pair(301, 2, False)), (1.0, _pair(302, 5, False))],
     "discrete_lyapunov_kron": [(1.0, _pair(303, 3, True)), (1.0, _pair(304, 5, True))],
     "decay_rate": [(1.0, _pd(305, 2)), (1.0, _pd(306, 4))],
+    "interpretation": [(1.0, None)],
 }

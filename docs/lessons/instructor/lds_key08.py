@@ -2,13 +2,16 @@
 
 The format: ``lds_key01.py`` and ``docs/lessons/README.md`` ("Answer keys"). This key holds the
 hidden cases; ``SOLUTIONS`` only where a check cannot take other cases, and ``ALTERNATIVES``
-and ``MISTAKES`` are still to be written (tests/teaching/test_answer_keys.py lists the lessons
-whose mistakes are pending).
+are still to be written; ``MISTAKES`` holds at least five common mistakes per graded
+answer, each with the words its hint must contain.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sla
+
+import lds_toolkit as lt
 
 #: Seconds per call of a student's function in the hidden tests.
 TIME_LIMIT = 5.0
@@ -32,7 +35,72 @@ def _modes(T, q, seed):
 
 
 ALTERNATIVES: dict = {}
-MISTAKES: dict = {}
+
+# ----------------------------------------------------------------- common mistakes
+# Each wrong answer as a student would write it; the words its hint must contain
+# (tests/teaching/test_answer_keys.py runs each through the public check).
+
+LABELS = ("A-left", "B", "A-right", "outside")
+
+
+def _c(z):
+    return np.asarray(z, dtype=complex)
+
+
+def _P(A):
+    A = np.asarray(A, float)
+    return A, sla.solve_discrete_lyapunov(A.T, np.eye(A.shape[0]))
+
+
+def _counts(values, T, q):
+    labels = lt.eigenvalue_regions(T, q).classify(np.asarray(values))
+    return {k: int(np.sum(labels == k)) for k in LABELS}
+
+
+MISTAKES = {
+    "bilinear_modes": [
+        ("zero-order hold exp(z)", lambda z: np.exp(_c(z)), "zero-order hold"),
+        ("forward Euler 1 + z", lambda z: 1 + _c(z), "forward Euler"),
+        ("no halves", lambda z: (1 + _c(z)) / (1 - _c(z)), "halves are missing"),
+        ("backward Euler", lambda z: 1 / (1 - _c(z)), "backward Euler"),
+        ("swapped", lambda z: (1 - _c(z) / 2) / (1 + _c(z) / 2), "swapped"),
+        ("the conjugate", lambda z: np.conj((1 + _c(z) / 2) / (1 - _c(z) / 2)), "conjugate"),
+    ],
+    "certificate_rate": [
+        ("spectral radius", lambda A: float(max(abs(np.linalg.eigvals(A)))), "spectral radius"),
+        ("scipy's convention with A", lambda A: float(np.sqrt(sla.eigh(
+            (lambda P: np.asarray(A).T @ P @ np.asarray(A))(sla.solve_discrete_lyapunov(
+                np.asarray(A, float), np.eye(len(A)))),
+            sla.solve_discrete_lyapunov(np.asarray(A, float), np.eye(len(A))),
+            eigvals_only=True)[-1])), "a = A.T"),
+        ("ρ²", lambda A: (lambda A, P: float(sla.eigh(A.T @ P @ A, P, eigvals_only=True)[-1]))(
+            *_P(A)), "that is ρ²"),
+        ("eigh(P, AᵀPA), the pencil swapped", lambda A: (lambda A, P: float(np.sqrt(sla.eigh(
+            P, A.T @ P @ A, eigvals_only=True)[-1])))(*_P(A)), "not eigh(P, Aᵀ P A)"),
+        ("λ_max(AᵀPA)", lambda A: (lambda A, P: float(np.sqrt(np.linalg.eigvalsh(
+            A.T @ P @ A)[-1])))(*_P(A)), "divide by P"),
+        ("‖A‖₂", lambda A: float(np.linalg.norm(np.asarray(A, float), 2)), "Euclidean norm"),
+    ],
+    "region_counts": [
+        ("Re λ", lambda eigenvalues, T, q: _counts(np.real(eigenvalues), T, q), "not Re λ"),
+        ("empty regions left out", lambda eigenvalues, T, q: {
+            k: v for k, v in _counts(np.abs(eigenvalues), T, q).items() if v}, "0 for an empty"),
+        ("a pair counted once", lambda eigenvalues, T, q: _counts(
+            np.abs(np.asarray(eigenvalues)[np.imag(eigenvalues) >= 0]), T, q), "two modes"),
+        ("|λ|²", lambda eigenvalues, T, q: _counts(np.abs(eigenvalues) ** 2, T, q), "|λ|²"),
+        ("|Re λ|", lambda eigenvalues, T, q: _counts(np.abs(np.real(eigenvalues)), T, q),
+         "|Re λ|"),
+        ("a list", lambda eigenvalues, T, q: list(_counts(np.abs(eigenvalues), T, q).values()),
+         "not a list"),
+    ],
+    "interpretation": [
+        ('a', 'a', 'ρ comes from a'),
+        ('b', 'b', 'the impulse error grows'),
+        ('d', 'd', 'the bilinear map sends'),
+        ("a number", 2, "one of the letters"),
+        ("a sentence", "the certificate", "one of the letters"),
+    ],
+}
 
 HIDDEN = {
     "bilinear_modes": [(1.0, {"z": 0.05 * (-0.5 + 1j * np.pi * np.arange(3))}),
@@ -40,4 +108,5 @@ HIDDEN = {
     "certificate_rate": [(1.0, _certificate_case(801, 3, 0.95)),
                          (1.0, _certificate_case(802, 5, 0.7))],
     "region_counts": [(1.0, _modes(512, 7 / 8, 803)), (1.0, _modes(2**12, 1 / 2, 804))],
+    "interpretation": [(1.0, None)],
 }
