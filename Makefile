@@ -80,8 +80,9 @@ docs-check: docs
 	$(BIN)/python docs/_site/check_site.py --site site --out docs-check
 	$(BIN)/python docs/_site/lab_slider_check.py --lesson 01_memory_and_regions --out docs-check
 
-# Every lesson's student and solution notebooks, slides and otter autograder archive into
-# handout/ (docs/lessons/; what a teacher hands out: see docs/lessons/index.md)
+# The student build (handout/student/: notebooks, slides, data; no solution) and the
+# instructor bundle (handout/instructor/: solutions, slides, answer keys, otter autograder
+# archives with hidden weighted tests) of every lesson (docs/lessons/index.md)
 lessons: $(DEV)
 	$(BIN)/python docs/_site/lessons.py --out handout
 

@@ -130,6 +130,11 @@ def test_teaching_section_lists_every_lesson(site):
     for script in sorted((ROOT / "docs" / "lessons").glob("[0-9][0-9]_*.py")):
         assert f'href="{script.stem}.html"' in syllabus, script.name
         page = (site / "lessons" / f"{script.stem}.html").read_text()
-        assert "Not executed" in page and "Solution" in page, script.name
+        # the public site shows no solution: no folded answer, no source, no answer key
+        assert "Not executed" in page and "<summary>Solution</summary>" not in page, \
+            script.name
+        assert "BEGIN SOLUTION" not in page and "# SOLUTION" not in page, script.name
+        assert not (site / "lessons" / script.name).exists(), script.name
+    assert not (site / "lessons" / "instructor").exists()
     assert "Teaching" in (site / "index.html").read_text()
     assert (site / "lessons" / "course_streams.npz").stat().st_size > 0

@@ -6,23 +6,31 @@ One source per lesson, the solution version (format: ``docs/lessons/README.md``)
 * **solution notebook** — the script read by jupytext (cell tags kept);
 * **student notebook** and **autograder archive** — made by otter-grader's ``otter assign``
   from a master notebook that :func:`master_notebook` builds: every ``exercise`` cell
-  becomes an otter question whose solution cell is the exercise and whose test calls the
-  lesson's graded check (``lessonNN.CHECKS[name]``); otter replaces the solution markers with
-  ``...``. No otter code runs in the student notebook (no ``grader.check`` cells, no init
-  cell): the lesson's own check cells report "not yet";
-* **slides** — nbconvert's reveal.js exporter on the executed solution notebook, a new slide
-  at every ``## `` heading, titled with the lesson's title; they work offline: reveal.js,
-  require.js and MathJax come from a ``vendor/`` folder beside them (``slides.py``);
-* **the page** — the executed notebook as Markdown, each exercise shown as its student
-  version with the solution folded under it (:func:`page_notebook`).
+  becomes an otter question whose solution cell is the exercise and whose tests are the
+  lesson's public check (visible, 0 points) and one hidden test per hidden case of the
+  lesson's answer key (``docs/lessons/instructor/lds_keyNN.py``), each worth its points and
+  graded by ``lds_grading.grade`` with the key's time limit per call; the key and the grader
+  go into the archive only. otter replaces the solution markers with ``...``. No otter code
+  runs in the student notebook (no ``grader.check`` cells, no init cell): the lesson's own
+  check cells report "not yet";
+* **slides** — nbconvert's reveal.js exporter, a new slide at every ``## `` heading, titled
+  with the lesson's title: the instructor's from the executed solution notebook, the
+  students' from :func:`public_notebook` (exercises as ``...``, no check output); they work
+  offline: reveal.js, require.js and MathJax come from a ``vendor/`` folder beside them
+  (``slides.py``);
+* **the page** — the executed notebook as Markdown: on the public site each exercise in its
+  student version only (:func:`public_notebook`); on the instructor site
+  (``LDS_DOCS_INSTRUCTOR=1``) with the solution folded under it (:func:`page_notebook`).
 
-``python docs/_site/lessons.py --out handout`` writes ``student/``, ``solution/``,
-``autograder/`` and ``slides/`` (with ``slides/vendor/``) for every lesson (``make
-lessons``); a teacher hands out
-``student/*.ipynb`` and grades the returned notebooks with ``otter run -a
-autograder/NN_slug-autograder.zip submission.ipynb`` (or uploads the archive to Gradescope).
-The site's build (``hooks.py``) and the tests (``tests/teaching/test_lessons.py``) call the
-functions here.
+``python docs/_site/lessons.py --out handout`` (``make lessons``) writes the **student
+build** ``handout/student/`` (student notebooks, ``slides/`` with ``slides/vendor/``,
+``data/course_streams.npz``: no solution anywhere) and the **instructor bundle**
+``handout/instructor/`` (``solutions/``, ``autograder/``, ``slides/``, ``keys/``). A teacher
+hands out ``handout/student/`` and grades the returned notebooks with ``otter run -a
+handout/instructor/autograder/NN_slug-autograder.zip submission.ipynb`` (or uploads the
+archive to Gradescope). The site's build (``hooks.py``) and the tests
+(``tests/teaching/test_lessons.py``, ``test_no_solutions.py``, ``test_grading_rehearsal.py``)
+call the functions here.
 """
 
 from __future__ import annotations
@@ -192,11 +200,17 @@ def question_tests(script: Path, names: list[str]) -> list:
     key = load_key(script)
     stem = f"lds_key{script.name[:2]}"
     cells = []
+    import inspect
+
+    checks = __import__(module_name(script), fromlist=["CHECKS"]).CHECKS
     for n in names:
-        public = (f"from lds_toolkit.teaching import {lesson}\n"
-                  f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False)\n"
-                  f"assert result.passed, result.message")
         hidden = key.HIDDEN.get(n, []) if key is not None else []
+        limited = bool(hidden) and "time_limit" in inspect.signature(checks[n]).parameters
+        public = (f"from lds_toolkit.teaching import {lesson}\n"
+                  + (f"import {stem}\n" if limited else "")
+                  + f"result = {lesson}.CHECKS[{n!r}]({n}, verbose=False"
+                  + (f", time_limit={stem}.TIME_LIMIT" if limited else "") + ")\n"
+                  "assert result.passed, result.message")
         cells.append(_test_cell(public, 0 if hidden else 1, hidden=False))
         for i, (points, _) in enumerate(hidden):
             cells.append(_test_cell(
@@ -418,6 +432,24 @@ def page_notebook(nb):
     return out
 
 
+def public_notebook(nb):
+    """The executed notebook as a student may see it (the public site's page, the student
+    slides): every exercise cell in its student version (otter's markers applied) and without
+    outputs, every check cell without outputs (a check's line would tell the right answer of
+    a choice question). No solution is left in it."""
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = _tags(cell)
+        if "exercise" in tags:
+            cell.source = student_source(cell.source)
+        if "exercise" in tags or "check" in tags:
+            cell.outputs = []
+            cell.execution_count = None
+    return out
+
+
 def _slides():
     """``docs/_site/slides.py`` (the slides and their vendored scripts), loaded once: this
     folder holds scripts, not a package."""
@@ -457,69 +489,113 @@ def _cache_key(script: Path) -> str:
     import hashlib
 
     h = hashlib.sha256(script.read_bytes())
-    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + [Path(__file__), _slides().__file__]:
+    for f in sorted((ROOT / "lds_toolkit").rglob("*.py")) + sorted(INSTRUCTOR.glob("*.py")) + [
+            Path(__file__), _slides().__file__]:
         h.update(Path(f).as_posix().encode())
         h.update(Path(f).read_bytes())
     h.update(_slides().vendor_digest().encode())  # the slides' scripts and their paths
     return h.hexdigest()[:20]
 
 
-def site_files(script: Path, run: bool, published=None) -> tuple[str, dict[str, bytes]]:
+def _executed_cache(script: Path) -> Path:
+    """The lesson run once in a kernel at full size, with everything made from it (cached in
+    ``.cache/docs-lessons/`` under a hash of the script, the package, the answer keys and
+    this file): ``executed.ipynb``; the student notebook and the autograder archive (otter
+    assign); the solution notebook; the instructor's slides (``NN.slides.html``, from the
+    executed solution) and the students' (``NN.student.slides.html``, from
+    :func:`public_notebook`)."""
+    import nbformat
+
+    stem = script.stem
+    cache = ROOT / ".cache" / "docs-lessons" / f"{stem}-{_cache_key(script)}"
+    if not (cache / "done").is_file():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{stem}-tmp-", dir=cache.parent))
+        executed = execute(read_lesson(script))
+        nbformat.write(executed, tmp / "executed.ipynb")
+        paths = assign(script, tmp)
+        shutil.copyfile(paths["student"], tmp / f"{stem}.ipynb")
+        if "autograder" in paths:
+            shutil.copyfile(paths["autograder"], tmp / f"{stem}-autograder.zip")
+        nbformat.write(read_lesson(script), tmp / f"{stem}.solution.ipynb")
+        (tmp / f"{stem}.slides.html").write_text(slides_html(executed, script))
+        (tmp / f"{stem}.student.slides.html").write_text(
+            slides_html(public_notebook(executed), script))
+        (tmp / "done").write_text("")
+        for old in cache.parent.glob(f"{stem}-*"):
+            if old != tmp:
+                shutil.rmtree(old)
+        tmp.rename(cache)
+    return cache
+
+
+def instructor_site() -> bool:
+    """``LDS_DOCS_INSTRUCTOR=1``: the site for instructors (solutions folded under the
+    exercises, solution notebooks, autograder archives, sources); otherwise the public site,
+    which holds no solution."""
+    return os.environ.get("LDS_DOCS_INSTRUCTOR", "0") in ("1", "true", "yes")
+
+
+def site_files(script: Path, run: bool, published=None,
+               instructor: bool | None = None) -> tuple[str, dict[str, bytes]]:
     """The page of one lesson (Markdown) and the files beside it (relative name -> bytes).
 
-    ``run``: the solution notebook run in a kernel at full size (cached in
-    ``.cache/docs-lessons/`` under a hash of the script, the package and this file), its
-    outputs on the page, and the downloads: student notebook and autograder archive (otter
-    assign), solution notebook, reveal.js slides. Otherwise the page shows the cells without
-    outputs and no downloads (the test suite's fast build). ``published(nb, name)`` filters
-    the executed outputs (hooks.published_outputs).
+    ``run``: the solution notebook run in a kernel at full size (:func:`_executed_cache`),
+    its outputs on the page. Otherwise the page shows the cells without outputs (the test
+    suite's fast build). ``published(nb, name)`` filters the executed outputs
+    (hooks.published_outputs).
+
+    The **public** site (default) shows each exercise in its student version only, without
+    the outputs of exercise and check cells (:func:`public_notebook`), and offers the
+    student notebook and the student slides. The **instructor** site (``instructor``, or
+    :func:`instructor_site`) shows each solution folded under its exercise and also offers
+    the solution notebook, the instructor's slides, the autograder archive and the source.
     """
     import nbformat
     from nbconvert import MarkdownExporter
 
+    if instructor is None:
+        instructor = instructor_site()
     stem = script.stem
     files: dict[str, bytes] = {}
     if run:
-        cache = ROOT / ".cache" / "docs-lessons" / f"{stem}-{_cache_key(script)}"
-        if not (cache / "done").is_file():
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f"{stem}-tmp-", dir=cache.parent))
-            executed = execute(read_lesson(script))
-            nbformat.write(executed, tmp / "executed.ipynb")
-            paths = assign(script, tmp)
-            shutil.copyfile(paths["student"], tmp / f"{stem}.ipynb")
-            if "autograder" in paths:
-                shutil.copyfile(paths["autograder"], tmp / f"{stem}-autograder.zip")
-            nbformat.write(read_lesson(script), tmp / f"{stem}.solution.ipynb")
-            (tmp / f"{stem}.slides.html").write_text(slides_html(executed, script))
-            (tmp / "done").write_text("")
-            for old in cache.parent.glob(f"{stem}-*"):
-                if old != tmp:
-                    shutil.rmtree(old)
-            tmp.rename(cache)
+        cache = _executed_cache(script)
         nb = nbformat.read(cache / "executed.ipynb", as_version=4)
         if published is not None:
             nb = published(nb, script.name)
-        for name in (f"{stem}.ipynb", f"{stem}.solution.ipynb", f"{stem}.slides.html",
-                     f"{stem}-autograder.zip"):
-            if (cache / name).is_file():
-                files[name] = (cache / name).read_bytes()
+        wanted = {f"{stem}.ipynb": f"{stem}.ipynb"}
+        if instructor:
+            wanted.update({f"{stem}.solution.ipynb": f"{stem}.solution.ipynb",
+                           f"{stem}.slides.html": f"{stem}.slides.html",
+                           f"{stem}-autograder.zip": f"{stem}-autograder.zip"})
+        else:
+            wanted[f"{stem}.slides.html"] = f"{stem}.student.slides.html"
+        for name, cached in wanted.items():
+            if (cache / cached).is_file():
+                files[name] = (cache / cached).read_bytes()
+        if instructor:
+            files[script.name] = script.read_bytes()
     else:
         nb = read_lesson(script)
+    shown = page_notebook(nb) if instructor else public_notebook(nb)
     body, resources = MarkdownExporter().from_notebook_node(
-        page_notebook(nb), resources={"output_files_dir": f"{stem}_files"})
+        shown, resources={"output_files_dir": f"{stem}_files"})
     files.update(resources.get("outputs", {}))
-    if run:
-        head = ("*Downloads: "
+    if run and instructor:
+        head = ("*Instructor build. Downloads: "
                 f"[student notebook]({stem}.ipynb) · [solution notebook]({stem}.solution.ipynb)"
                 f" · [slides]({stem}.slides.html) · [autograder (otter)]({stem}-autograder.zip)"
                 f" · source [`{script.name}`]({script.name}). Each exercise below shows the "
                 "student version; its solution is folded under it.*\n\n")
+    elif run:
+        head = (f"*Downloads: [student notebook]({stem}.ipynb) · [slides]({stem}.slides.html)."
+                " The solutions, the solution notebooks and the autograder are in the "
+                "instructor bundle (`python docs/_site/lessons.py --out handout`: "
+                "`handout/instructor/`).*\n\n")
     else:
         head = ("!!! note \"Not executed\"\n    This build rendered the lesson without running"
                 " it (`LDS_DOCS_EXECUTE=0`); `make docs` shows its output and figures and "
-                "builds the student and solution notebooks, the slides and the autograder "
-                "archive.\n\n")
+                "builds the student notebook and the slides.\n\n")
     lines = body.lstrip().split("\n", 1)
     if lines[0].startswith("# "):
         body = lines[0] + "\n\n" + head + (lines[1] if len(lines) > 1 else "")
@@ -528,27 +604,64 @@ def site_files(script: Path, run: bool, published=None) -> tuple[str, dict[str, 
     return body, files
 
 
-def build(out: Path, *, execute_slides: bool = True) -> dict[str, dict[str, Path]]:
-    """Every lesson's student, solution, autograder and slide files under ``out``."""
+def build(out: Path, *, execute_slides: bool = True,
+          only: list[str] | None = None) -> dict[str, dict[str, Path]]:
+    """The student build and the instructor bundle of every lesson under ``out``.
+
+    * ``out/student/`` — what students get, **no solution anywhere**: the student notebooks
+      (otter assign), ``slides/`` (from :func:`public_notebook`: exercises as ``...``, no
+      check output) with ``slides/vendor/``, and ``data/course_streams.npz``;
+    * ``out/instructor/`` — the solution notebooks (``solutions/``), the otter autograder
+      archives (``autograder/``: hidden tests weighted per case, each call time-limited; the
+      answer key and ``lds_grading.py`` inside), the instructor's slides (``slides/``) and
+      the answer keys (``keys/``).
+
+    ``execute_slides=False`` skips the slides (they execute each lesson in a kernel);
+    ``only`` limits the build to the lessons whose file name starts with one of its strings.
+    """
     import nbformat
 
+    from lds_toolkit.teaching.datasets import save_course_streams
+
     out = Path(out).resolve()  # assign() returns resolved paths: relative_to needs the same
+    student, instructor = out / "student", out / "instructor"
     made = {}
-    for script in lesson_scripts():
-        paths = assign(script, out)
-        solution = read_lesson(script)
-        paths["solution"] = out / "solution" / f"{script.stem}.ipynb"
-        paths["solution"].parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(solution, paths["solution"])
-        if execute_slides:
-            paths["slides"] = out / "slides" / f"{script.stem}.slides.html"
-            paths["slides"].parent.mkdir(parents=True, exist_ok=True)
-            paths["slides"].write_text(slides_html(execute(solution), script))
-        made[script.stem] = paths
-        print(f"{script.stem}: " + ", ".join(str(p.relative_to(out)) for p in paths.values()))
-    if execute_slides:  # once, beside every lesson's slides
-        vendor = _slides().publish_vendor(out / "slides")
-        print(f"slides' scripts: {vendor.relative_to(out)}/")
+    with tempfile.TemporaryDirectory() as tmp:
+        for script in lesson_scripts():
+            if only is not None and not script.name.startswith(tuple(only)):
+                continue
+            done = assign(script, Path(tmp) / script.stem)
+            paths = {"student": student / f"{script.stem}.ipynb",
+                     "solution": instructor / "solutions" / f"{script.stem}.ipynb"}
+            for p in paths.values():
+                p.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(done["student"], paths["student"])
+            if "autograder" in done:
+                paths["autograder"] = instructor / "autograder" / done["autograder"].name
+                paths["autograder"].parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(done["autograder"], paths["autograder"])
+            solution = read_lesson(script)
+            nbformat.write(solution, paths["solution"])
+            if execute_slides:
+                executed = execute(solution)
+                for who, nb in ((student, public_notebook(executed)), (instructor, executed)):
+                    path = who / "slides" / f"{script.stem}.slides.html"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(slides_html(nb, script))
+                    paths[f"{who.name}_slides"] = path
+            made[script.stem] = paths
+            print(f"{script.stem}: " + ", ".join(str(p.relative_to(out))
+                                                 for p in paths.values()))
+    keys = instructor / "keys"
+    keys.mkdir(parents=True, exist_ok=True)
+    for src in sorted(INSTRUCTOR.glob("*.py")):
+        shutil.copyfile(src, keys / src.name)
+    (student / "data").mkdir(parents=True, exist_ok=True)
+    save_course_streams(student / "data" / "course_streams.npz")
+    if execute_slides:  # once, beside each build's slides
+        for who in (student, instructor):
+            vendor = _slides().publish_vendor(who / "slides")
+            print(f"slides' scripts: {vendor.relative_to(out)}/")
     return made
 
 

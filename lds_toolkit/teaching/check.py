@@ -268,7 +268,7 @@ def check_scalar(name: str, answer: Any, expected: float, *, rtol: float = 1e-7,
     text = (f"yours {_fmt(value)}, expected {_fmt(exp)} (difference {err:.3g}, "
             f"{err / abs(exp) if exp else float('inf'):.3g} relative)")
     for label, wrong in causes:
-        wv = complex(wrong) if isinstance(wrong, complex) else float(wrong)
+        wv: complex | float = complex(wrong) if isinstance(wrong, complex) else float(wrong)
         if value == wv or (np.isfinite(wv) and  # an infinite slip would match every value
                            abs(value - wv) <= atol + rtol * abs(wv)):
             text += f"; likely cause: {label}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT
+from .calling import DEFAULT_TIME_LIMIT, by_case
 from .check import (
     CheckResult,
     check_equal,
@@ -206,7 +206,7 @@ def _inexact_end(lam: float, T: int, q: float) -> bool:
     return lam == r.marginal_threshold and not exact
 
 
-def _expected_region(**case: Any) -> str:
+def _expected_region(case: dict[str, Any]) -> str:
     label = _OneOf(_toolkit_region(case))
     if _inexact_end(case["lam"], case["T"], case["q"]):
         label.accepted = frozenset(
@@ -251,7 +251,7 @@ def check_region(region_of, *, verbose: bool = True,
                     for v in ("A-left", "outside")]
         return out
 
-    return check_function("region of an eigenvalue", region_of, _expected_region,
+    return check_function("region of an eigenvalue", region_of, by_case(_expected_region),
                           cases or _region_cases(), compare=_compare_region, causes=causes,
                           time_limit=time_limit, verbose=verbose)
 
@@ -368,9 +368,9 @@ def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
-          "region_of": check_region, "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "impulse_response": check_impulse_response, "memory_of": check_memory_formula,
+    "region_of": check_region, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def check_hankel_matrix(hankel_matrix, *, verbose: bool = True,
                         time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``hankel_matrix(T)`` (exercise 1) for T = 5, 64 and 1."""
     def causes(T):
-        n = np.add.outer(np.arange(T), np.arange(T)).astype(float)
+        n = 1.0 * (np.arange(T)[:, None] + np.arange(T)[None, :])  # n = i + j
         return [("the weight (1 - a)^2 is missing: int_0^1 a^n da = 1/(n+1)", 1 / (n + 1)),
                 ("only one factor (1 - a): int_0^1 (1 - a) a^n da = 1/((n+1)(n+2)); mu_a "
                  "carries (1 - a) and so does mu_a^T", 1 / ((n + 1) * (n + 2))),

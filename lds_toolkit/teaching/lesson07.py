@@ -126,10 +126,13 @@ def tail_energies(alphas, context: int, order: int) -> np.ndarray:
     return (1 - a) ** p * a ** (2 * (int(context) - order)) / (1 - a * a)
 
 
-def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -> float:
+def tail_energy_by_sum(alpha: float, context: int, order: int,
+                       terms: int = 200_000) -> float:
     """The tail energy of exercise 2 by direct summation of the toolkit's coefficients
     (first or second difference of the simulated impulse response of ``(alpha, 1, 1)``)
-    over ``terms`` lags (enough when ``alpha**(2 terms)`` is negligible)."""
+    over ``terms`` lags beyond ``context`` (enough when ``alpha**(2 terms)`` is negligible).
+    Its arguments are not the exercise's names: it is an independent route for the cells
+    after the exercise, not an answer to hand to the check."""
     if order == 2:
         g = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
                                         "n": terms})[:, 0, 0]
@@ -137,7 +140,7 @@ def tail_energy_by_sum(alpha: float, L: int, order: int, terms: int = 200_000) -
         h = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
                                         "n": terms})[:, 0, 0]
         g = np.cumsum(h)  # summing the second difference once gives the first difference
-    return float(np.sum(g[L:] ** 2))
+    return float(np.sum(g[int(context):] ** 2))
 
 
 def check_tail_energy(tail_energy, *, verbose: bool = True,

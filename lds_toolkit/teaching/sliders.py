@@ -52,6 +52,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "Param",
     "Slider",
@@ -220,8 +222,16 @@ class SliderApp:
                 raise ValueError(f"slider {self.spec.name!r} has no parameter {key!r}; it has "
                                  f"{', '.join(self.spec.params)}")
             p = self.spec.params[key]
-            if not (isinstance(v, (int, float)) and p.low <= v <= p.high):
+            # numpy scalars are numbers; bools are not (True would move a slider to 1)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                     np.floating)):
+                raise TypeError(f"{key} must be a number in [{p.low}, {p.high}], got "
+                                f"{type(v).__name__} {v!r}")
+            if not (np.isfinite(v) and p.low <= v <= p.high):
                 raise ValueError(f"{key} must be a number in [{p.low}, {p.high}], got {v!r}")
+            if p.integer and float(v) != round(float(v)):
+                raise ValueError(f"{key} is an integer parameter: it must be a whole number "
+                                 f"in [{p.low:g}, {p.high:g}], got {v!r}")
             out[key] = float(v)
         return out
 
@@ -340,8 +350,12 @@ def sparse_log_ticks(ax, which: str = "both", numticks: int = 6) -> None:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
+    """A number under the figure: 4 significant digits; NaN said in words (a draw whose
+    number is undefined must not show it as if it were one)."""
+    if isinstance(v, (float, np.floating)):
+        if np.isnan(v):
+            return "NaN (not a number)"
+        return f"{float(v):.4g}"
     return str(v)
 
 

@@ -129,3 +129,36 @@ def test_blitting_shows_what_a_full_redraw_shows(name):
                 static = still
             assert np.array_equal(still, static), f"the background changed at {key}={value}"
         app.update(**{key: param.default})
+
+
+def test_values_numpy_scalars_pass_bools_and_fractions_of_integers_do_not():
+    """Issue 46: a numpy scalar is a number; a bool is not; an integer parameter takes whole
+    numbers only; the error names the parameter, what it takes and what came."""
+    import numpy as np
+
+    app = SliderApp("lesson01.memory")
+    assert app.update(modulus=np.float32(0.9), angle=np.float64(0.2))["memory"] > 0
+    with pytest.raises(TypeError, match=r"modulus must be a number in \[0.5, 0.99999\], got "
+                                        r"bool True"):
+        app.update(modulus=True)
+    with pytest.raises(TypeError, match="got str '0.9'"):
+        app.update(modulus="0.9")
+    with pytest.raises(ValueError, match="must be a number in"):
+        app.update(modulus=np.nan)
+    integer = next((s, n, p) for s, spec in registered_sliders().items()
+                   for n, p in spec.params.items() if p.integer)
+    name, key, param = integer
+    app = SliderApp(name)
+    with pytest.raises(ValueError, match=f"{key} is an integer parameter"):
+        app.update(**{key: param.low + 0.5})
+    assert app.update(**{key: np.int64(param.low)}) is not None
+
+
+def test_a_nan_number_is_shown_in_words():
+    import numpy as np
+
+    from lds_toolkit.teaching.sliders import _fmt
+
+    assert _fmt(float("nan")) == "NaN (not a number)"
+    assert _fmt(np.float32("nan")) == "NaN (not a number)"
+    assert _fmt(np.float64(0.123456)) == "0.1235"

@@ -223,7 +223,7 @@ MISTAKES = {
 
 HIDDEN = {
     "trigger": [(0.5, _trigger_case(401, 0.3, 0.4)), (0.5, _trigger_case(402, 1.5, 0.8)),
-                (0.5, _trigger_case(403, 0.0, 0.2))],
+                (0.5, _trigger_case(403, 0.05, 0.2))],
     "first_event": [(1.0, {"kappa": 0.4, "x0": np.array([0.5, 0.5]), "h": 0.01}),
                     (1.0, {"kappa": 0.7, "x0": np.array([2.0, -1.0]), "h": 0.025})],
     "replay": [(1.0, _replay_case(0.3, 3.0, 3.0, 0.0, 404)),
