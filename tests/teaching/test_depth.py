@@ -73,3 +73,42 @@ def test_the_lessons_table_lists_the_times():
         cell = (f"{times['total']} min (exercises "
                 f"{', '.join(map(str, times['exercises']))}; question {times['question']})")
         assert cell in table, cell
+
+
+def _hint(message: str) -> str | None:
+    """The part of a "not yet" line that names the slip (what follows "likely cause:", or
+    the question's reason, or a line about the answer's type or form); ``None`` for the
+    generic diff ("3 of 12 entries differ ...", "yours 0.5, expected 0.6 (difference ...)")
+    with no cause named."""
+    import re
+
+    for mark in ("likely cause: ", "is not it: "):
+        if mark in message:
+            return message.split(mark, 1)[1]
+    if re.search(r"entries differ|\(difference ", message):
+        return None
+    return message.split(" — ", 1)[-1]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_every_exercise_has_five_mistakes_with_hints_of_their_own(script):
+    """Through the public check, the common mistakes of each graded answer (the answer key's
+    ``MISTAKES``) get at least five *different* hints, each naming the slip: the generic
+    diff (what differs and by how much, no cause) does not count."""
+    import warnings
+
+    lesson = _lesson(script)
+    path = ROOT / "docs" / "lessons" / "instructor" / f"lds_key{script.name[:2]}.py"
+    spec = importlib.util.spec_from_file_location(f"lds_key{script.name[:2]}", path)
+    key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(key)
+    for name, check in lesson.CHECKS.items():
+        hints = set()
+        for _, answer, _ in key.MISTAKES.get(name, []):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = check(answer, verbose=False)
+            assert not res.passed
+            hints.add(_hint(res.message))
+        hints.discard(None)
+        assert len(hints) >= 5, f"{name}: {len(hints)} different hints: {sorted(hints)}"
