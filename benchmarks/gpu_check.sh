@@ -19,6 +19,11 @@
 # changed with BOX_TESTS, BOX_LAYERS, BOX_TRAINING, BOX_BF16, BOX_SLICE (defaults sum to
 # 445 s; with start-up and the summary the run stays under 8 minutes).
 #
+# Exit status: 0 when every part, the summary and the bundle succeeded; 1 when any failed
+# (one line at the end names which: a part's exit status or time box, the summary, the
+# bundle), or when the run cannot start (PYTHON does not run, torch is missing, --out cannot
+# be written); 2 for a bad argument or BOX_* value, or no CUDA device outside --cpu-smoke.
+#
 # The GPU machines have torch, numpy, scipy, numba, matplotlib, pytest and hypothesis but not
 # python-control and no package index (FACTS.md): --fetch-wheels downloads the pure-Python
 # wheels of what lds_toolkit and its tests need beyond those into benchmarks/wheels/ (git
@@ -29,30 +34,63 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MODE=gpu
 OUT=""
+OUT_GIVEN=0
 BUNDLE=""
 WHEELS="$ROOT/benchmarks/wheels"
 # import name -> distribution of the wheels a GPU machine may lack
 PURE=(control:control joblib:joblib threadpoolctl:threadpoolctl tqdm:tqdm
       pytest_timeout:pytest-timeout filelock:filelock psutil:psutil)
+die() { local code="$1"; shift; echo "gpu_check.sh: $*" >&2; exit "$code"; }
+# value OPTION "$@": the option's value, refused when missing, empty or another option
+value() {
+    local opt="$1"
+    [ $# -ge 2 ] || die 2 "$opt needs a value (see --help)"
+    [ -n "$2" ] || die 2 "$opt needs a non-empty value, got ''"
+    case "$2" in -*) die 2 "$opt needs a value, got the option $2" ;; esac
+    printf '%s' "$2"
+}
 while [ $# -gt 0 ]; do
     case "$1" in
         --cpu-smoke) MODE=smoke ;;
-        --out) OUT="$2"; shift ;;
+        --out) OUT=$(value "$@") || exit 2; OUT_GIVEN=1; shift ;;
         --fetch-wheels) MODE=fetch ;;
-        --bundle) BUNDLE="$2"; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-        *) echo "gpu_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+        --bundle) BUNDLE=$(value "$@") || exit 2; shift ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        *) die 2 "unknown argument $1 (see --help)" ;;
     esac
     shift
+done
+for var in BOX_TESTS BOX_LAYERS BOX_TRAINING BOX_BF16 BOX_SLICE; do
+    val="${!var-}"
+    if [ -n "${!var+set}" ] && ! [[ "$val" =~ ^[1-9][0-9]*$ ]]; then
+        die 2 "$var must be a whole number of seconds > 0, got '$val'"
+    fi
 done
 if [ -z "${PYTHON:-}" ]; then
     if [ -x "$ROOT/.venv/bin/python" ]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
 fi
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    die 1 "PYTHON=$PYTHON: no such command (set PYTHON to a Python 3 interpreter)"
+fi
+if ! "$PYTHON" -c "import sys; sys.exit(sys.version_info < (3, 10))" 2>/dev/null; then
+    die 1 "PYTHON=$PYTHON does not run as a Python >= 3.10 (set PYTHON to one)"
+fi
 if [ "$MODE" = fetch ]; then
-    mkdir -p "$WHEELS"
+    mkdir -p "$WHEELS" || die 1 "cannot create $WHEELS"
     dists=()
     for pair in "${PURE[@]}"; do dists+=("${pair#*:}"); done
-    exec "$PYTHON" -m pip download --no-deps --only-binary=:all: -d "$WHEELS" "${dists[@]}"
+    "$PYTHON" -m pip download --no-deps --only-binary=:all: -d "$WHEELS" "${dists[@]}"
+    rc=$?
+    [ $rc -eq 0 ] || die 1 "--fetch-wheels: '$PYTHON -m pip download' failed (exit $rc): \
+no pip, or no package index reachable; nothing complete in $WHEELS"
+    exit 0
+fi
+if ! "$PYTHON" -c "import torch" 2>/dev/null; then
+    die 1 "PYTHON=$PYTHON cannot import torch, which every part needs (pip install torch)"
+fi
+if [ -n "$BUNDLE" ]; then  # fail now, not after eight minutes
+    bdir=$(dirname -- "$BUNDLE")
+    [ -d "$bdir" ] && [ -w "$bdir" ] || die 1 "--bundle $BUNDLE: cannot write in '$bdir'"
 fi
 # what the machine lacks, from the wheels brought along (nothing is downloaded here), into a
 # folder of this checkout on PYTHONPATH rather than into the machine's own environment
@@ -83,10 +121,13 @@ else
     fi
 fi
 SLUG=$(printf '%s' "$NAME" | tr -cs 'A-Za-z0-9' '-' | sed 's/^-//; s/-$//' | tr 'A-Z' 'a-z')
-OUT="${OUT:-$ROOT/benchmarks/results/$SLUG-$(date -u +%Y%m%d-%H%M%S)}"
-mkdir -p "$OUT"
+[ "$OUT_GIVEN" = 1 ] || OUT="$ROOT/benchmarks/results/$SLUG-$(date -u +%Y%m%d-%H%M%S)"
+mkdir -p -- "$OUT" 2>/dev/null || die 1 "--out $OUT: cannot create the directory"
+OUT="$(cd -- "$OUT" && pwd)"
 STATUS="$OUT/parts.tsv"
-printf 'part\tstatus\tseconds\tbox\n' > "$STATUS"
+printf 'part\tstatus\tseconds\tbox\n' 2>/dev/null > "$STATUS" \
+    || die 1 "--out $OUT: cannot write there ($STATUS)"
+FAILED=()
 exec > >(tee -a "$OUT/log.txt") 2>&1
 START=$(date +%s)
 echo "== gpu_check ($MODE) on $NAME; results in $OUT; $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -120,6 +161,7 @@ part() {
     [ $rc -eq 124 ] || [ $rc -eq 137 ] && st="time box reached"
     [ "$name" = gpu-scale-slice ] && [ $rc -eq 75 ] && st="ok (stopped at its --time-budget)"
     printf '%s\t%s\t%s\t%s\n' "$name" "$st" "$dt" "$box" >> "$STATUS"
+    case "$st" in ok*) ;; *) FAILED+=("$name ($st)") ;; esac
     echo "   $name: $st after ${dt} s"
     tail -n 3 "$OUT/$name.txt" | sed 's/^/   | /'
 }
@@ -169,12 +211,21 @@ else
 fi
 
 "$PYTHON" benchmarks/gpu_check_summary.py "$OUT" > "$OUT/summary.md" \
-    || echo "gpu_check.sh: the summary failed (the parts' outputs are in $OUT)" >&2
+    || { echo "gpu_check.sh: the summary failed (the parts' outputs are in $OUT)" >&2
+         FAILED+=("summary"); }
 echo "== done in $(( $(date +%s) - START )) s: $OUT/summary.md"
 cat "$OUT/summary.md"
 if [ -n "$BUNDLE" ]; then
     # the device tool brings back at most 8 files, two folders deep: one archive of them all
-    tar czf "$BUNDLE" -C "$(dirname "$OUT")" "$(basename "$OUT")" \
-        && echo "== bundle: $BUNDLE ($(du -k "$BUNDLE" | cut -f1) KiB)" \
-        || echo "gpu_check.sh: could not write the bundle $BUNDLE" >&2
+    if tar czf "$BUNDLE" -C "$(dirname "$OUT")" "$(basename "$OUT")"; then
+        echo "== bundle: $BUNDLE ($(du -k "$BUNDLE" | cut -f1) KiB)"
+    else
+        echo "gpu_check.sh: could not write the bundle $BUNDLE" >&2
+        FAILED+=("bundle")
+    fi
 fi
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "gpu_check.sh: ${#FAILED[@]} failed: $(IFS=';'; echo "${FAILED[*]}" | sed 's/;/; /g') (outputs in $OUT)" >&2
+    exit 1
+fi
+exit 0

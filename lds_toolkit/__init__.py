@@ -23,12 +23,15 @@ from .control import (
 )
 from .learning import (
     BestInHindsight,
+    KalmanPredictor,
     LastValue,
     LDSOracle,
     SpectralFiltering,
     SpectralFilteringAR2,
     asymmetric_regret,
+    filters_as_lds,
     spectral_filters,
+    stationary_kalman,
 )
 from .systems import (
     LDS,
@@ -59,6 +62,7 @@ __all__ = [
     "BestInHindsight",
     "LDS",
     "LDSOracle",
+    "KalmanPredictor",
     "LastValue",
     "SpectralFiltering",
     "SpectralFilteringAR2",
@@ -84,6 +88,8 @@ __all__ = [
     "simulate",
     "simulate_continuous",
     "simulate_etc",
+    "filters_as_lds",
     "spectral_filters",
+    "stationary_kalman",
     "verify",
 ]

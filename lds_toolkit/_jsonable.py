@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -32,3 +34,17 @@ def to_jsonable(obj, _where: str = "obj"):
         return obj
     raise TypeError(f"{_where} is {type(obj).__name__} {obj!r:.60}, which JSON cannot hold "
                     "(numbers, strings, booleans, None, lists, dicts and numpy arrays can)")
+
+
+def finite_json(obj):
+    """``obj`` (JSON-native: dicts, lists, numbers, strings, booleans, None) with every
+    non-finite float as a string, ``"nan"``, ``"inf"`` or ``"-inf"``, so that
+    ``json.dumps(..., allow_nan=False)`` writes valid JSON (which has no NaN or Infinity)
+    and a reader still sees which value it was."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite_json(v) for v in obj]
+    return obj

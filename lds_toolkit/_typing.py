@@ -1,7 +1,8 @@
 """Type aliases of the public signatures (private module; the names are documented where used).
 
 ``ArrayLike`` is numpy's: anything ``np.asarray`` accepts. ``SystemLike`` stands for an
-:class:`~lds_toolkit.systems.LDS` or a ``control.StateSpace``; python-control ships no type
+:class:`~lds_toolkit.systems.LDS`, a ``control.StateSpace`` or a ``control.TransferFunction``;
+python-control ships no type
 information, so it is ``Any`` to a type checker.
 """
 

@@ -11,6 +11,11 @@ training tasks saved a checkpoint, no partial summary was written, and one line 
 command that resumes (the same one). ``reproduce all`` without torch runs the experiments that
 need none and ends with one line naming the extra the others need (exit 1). Finished tasks
 are stored in every case, so the same command resumes.
+
+``lds-toolkit report`` exits 1 when some experiment's results are there but cannot be judged
+(an unreadable file, numbers its run.json does not vouch for; the report is still written);
+``report --compare`` exits 1 when a summary.json cannot be read, 2 when a root is not an
+output root with results (an empty directory, the directory of one experiment's run).
 """
 
 from __future__ import annotations
@@ -78,8 +83,11 @@ def run_script(names: str | Sequence[str], describe: Callable[[Any], object] | N
         if describe is not None:
             describe(res)
         else:
+            from ._jsonable import finite_json
+
             summary = {k: v for k, v in res.summary.items() if k != "config"}
-            print(json.dumps(summary, indent=1))
+            # strict JSON for whatever reads it (NaN as "nan"), like report's JSON
+            print(json.dumps(finite_json(summary), indent=1, allow_nan=False))
         print(f"{name}: {seconds:.1f} s; figures: {', '.join(str(p) for p in res.figures)}")
         results.append(res)
 
@@ -227,6 +235,7 @@ def _report(args) -> int:
     from pathlib import Path
 
     from .experiments.report import build_report, to_json, to_markdown, to_text, write_report
+    from .experiments.report.tables import unjudged
 
     bad = _unknown_names(args.names)
     if bad:
@@ -248,28 +257,47 @@ def _report(args) -> int:
         return 1
     # machine formats keep stdout to the document itself
     print(f"written: {md}, {js}", file=sys.stdout if args.format == "text" else sys.stderr)
+    bad = unjudged(rows)
+    if bad:
+        print("error: results that could not be judged: "
+              + "; ".join(f"{name}: {why}" for name, why in bad.items()), file=sys.stderr)
+        return 1
     return 0
 
 
 def _compare(args) -> int:
     """``report --compare DIR_A DIR_B``: what differs between two output roots (nothing is
-    written; exit 2 when either is not a directory)."""
-    from pathlib import Path
+    written). Exit 2 when either is not an output root with results (not a directory, the
+    directory of one experiment's run, no experiment's results) or nothing is left to
+    compare; 1 when some experiment's summary.json cannot be read (listed with the reason);
+    else 0."""
+    from .experiments.report.compare import check_compare_root, compare_runs
+    from .experiments.report.compare_text import to_json, to_text
 
-    from .experiments.report.compare import compare_runs, to_json, to_text
-
-    for d in args.compare:
-        if not d or not Path(d).is_dir():
-            print(f"error: --compare {d!r} is not a directory of results", file=sys.stderr)
-            return 2
+    try:
+        for d in args.compare:
+            check_compare_root(d, "--compare")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.format == "markdown":
         print("error: --compare prints text or json, not markdown", file=sys.stderr)
         return 2
     comparisons = compare_runs(*args.compare, names=args.names or None)
+    if not comparisons:
+        which = f" of {', '.join(args.names)}" if args.names else ""
+        print(f"error: no experiment{which} has a summary.json under either root: nothing "
+              "to compare", file=sys.stderr)
+        return 2
     if args.format == "json":
         print(to_json(comparisons), end="")
     else:
-        print(to_text(comparisons, *args.compare), end="")
+        print(to_text(comparisons, *args.compare, full=args.all), end="")
+    unreadable = [c.name for c in comparisons if c.problems]
+    if unreadable:
+        print(f"error: unreadable results of {', '.join(unreadable)} (reasons above)",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -292,7 +320,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--compare", nargs=2, metavar=("DIR_A", "DIR_B"), default=None,
                      help="instead: what differs between the runs under two output roots "
                           "(environment, code, config, every summary quantity's largest "
-                          "relative difference, changed verdicts)")
+                          "relative difference, changed verdicts): a summary and the "
+                          "largest differences")
+    rep.add_argument("--all", action="store_true",
+                     help="with --compare: every differing quantity and environment entry")
     rep.add_argument("names", nargs="*", metavar="NAME", help="only these experiments")
     return p
 

@@ -4,7 +4,8 @@ the numbers of the compiled one.
 A fresh interpreter whose import system refuses ``numba`` (``tests/_no_numba.py``) imports the
 package, checks that numba was never imported and that a one-line ``NumbaMissingWarning``
 names the slower path, and runs every core (each simulation path, the continuous-time cores
-on a non-uniform grid, the online learner's OGD loop, the extended-precision Gram product);
+on a non-uniform grid, the online learner's OGD loop and streaming steps, exact and through
+the filters' LDS, the extended-precision Gram product);
 the arrays come back in an ``.npz`` and are compared with the same calls compiled by numba in
 this process. The lessons' code without numba: ``tests/teaching/test_lessons.py``.
 """
@@ -53,6 +54,15 @@ CORES = """
         y = lt.simulate(sym, u[:, :1], output="lengen").y
         learner = lt.SpectralFiltering(horizon=512, k=8, lr=0.05)
         out["ogd"] = learner.fit_predict(u[:512, :1], y[:512])
+        # the streaming step (exact window and the LDS route) and the bank's batch recursion
+        for route, horizon in (("exact", 64), ("lds", 512)):
+            streamed = lt.SpectralFiltering(horizon=horizon, k=6, lr=0.05, filters=route)
+            preds = []
+            for t in range(150):
+                preds.append(streamed.predict_one(u[t, :1]))
+                streamed.learn_one(u[t, :1], y[t])
+            out[f"stream_{route}"] = np.array(preds)
+        out["bank_design"] = streamed.design(u[:300, :1], y[:300])[0]
         X, Z = rng.standard_normal((2, 300, 5))
         out["gram_dot2"] = gram_dot2(X, Z)
         return out, paths

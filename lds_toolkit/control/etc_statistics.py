@@ -175,8 +175,8 @@ def inter_event_statistics(system: ETCSystem | SystemLike, rule: TriggerRule, x0
         else:
             loop = ETCSystem(plant, K=K)
     else:
-        raise TypeError(f"system must be an ETCSystem, an LDS or a control.StateSpace, got "
-                        f"{type(system).__name__}")
+        raise TypeError(f"system must be an ETCSystem, an LDS, a control.StateSpace or a "
+                        f"control.TransferFunction, got {type(system).__name__}")
     n = loop.n
     gen = as_generator(rng)  # checked even when x0 gives the states and nothing is drawn
     if isinstance(x0, Integral | np.integer) and not isinstance(x0, bool):

@@ -1,7 +1,8 @@
-r"""The machinery every online learner shares (:class:`OnlineLearner`): river's streaming
-contract, the batch path that gives the same numbers, step-size schedules and the checks of
-their arguments. The learners themselves, with their equations and the time-index convention,
-are in :mod:`lds_toolkit.learning.learners`.
+r"""The machinery every online learner shares (:class:`OnlineLearner`): parameters, the
+batch path that gives the streaming numbers, step-size schedules and the checks of their
+arguments; river's streaming contract itself is in :mod:`lds_toolkit.learning._protocol`.
+The learners, with their equations and the time-index convention, are in
+:mod:`lds_toolkit.learning.learners`.
 
 A learner is linear in its parameters M = (M_1, ..., M_m)::
 
@@ -38,41 +39,14 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import as_float_array, check_int
+from .._validation import as_float_array
 from ._kernels import ar_part, lagged_features, ogd_loop
-from ._signals import SignalCodec
+from ._protocol import LearnerDivergedError, StreamingProtocol, huge_stream_cause
+from ._stream import bank_design, bank_state
 
-__all__ = ["OnlineLearner", "LearnerDivergedError", "LR_SCHEDULES"]
+__all__ = ["OnlineLearner", "LearnerDivergedError", "LR_SCHEDULES", "huge_stream_cause"]
 
 LR_SCHEDULES = ("constant", "inv_sqrt", "normalized")
-
-
-class LearnerDivergedError(FloatingPointError):
-    """Raised when a prediction becomes non-finite; ``step`` is the time index t."""
-
-    def __init__(self, step: int, what: str, cause: str | None = None):
-        self.step = int(step)
-        self.cause = cause
-        super().__init__(f"{what}: the loss became non-finite at step t={step}; "
-                         + (cause or "lower lr, use lr_schedule='normalized' or a finite "
-                            "radius"))
-
-
-#: Entries beyond this make squared errors overflow float64 (its largest value is 1.8e308).
-_HUGE = 1e150
-
-
-def huge_stream_cause(t: int, **streams: np.ndarray) -> str | None:
-    """Why a loss became non-finite at step ``t`` when the data are to blame: an entry of a
-    stream (``u=..., y=...``, the steps up to t) beyond 1e150, whose square overflows float64
-    whatever the step size; ``None`` when the data are moderate."""
-    for name, arr in streams.items():
-        big = float(np.max(np.abs(arr), initial=0.0))
-        if big > _HUGE:
-            return (f"the data are too large: max |{name}| up to t={t} is {big:.3g}, beyond "
-                    f"{_HUGE:.0e}, where squared errors overflow float64 whatever the step "
-                    f"size; scale u and y down (e.g. divide each by its standard deviation)")
-    return None
 
 
 def as_stream(name: str, value, d_expected: int | None = None) -> np.ndarray:
@@ -135,7 +109,7 @@ def check_positive(name, value, allow_inf=False):
     return value
 
 
-class OnlineLearner(ABC):
+class OnlineLearner(StreamingProtocol, ABC):
     """Shared machinery: a linear-in-M predictor yhat_t = base_t + sum_i M_i x_{t,i}.
 
     Subclasses define ``_setup()`` returning (taps (L, m), ar_coefs) where
@@ -237,151 +211,24 @@ class OnlineLearner(ABC):
         """
         u, y = as_streams(u, y)
         taps, coefs = self._setup()
-        return lagged_features(u, taps, lag=1), ar_part(y, coefs)
+        return self._features(u, taps, self._batch_bank())[0], ar_part(y, coefs)
 
-    # -------------------------------------------------------------- streaming
-    def _make_codecs(self) -> tuple[SignalCodec, SignalCodec]:
-        """The readers of ``x`` (u_t) and ``y`` (y_t): dict features by name, a missing one is
-        0, a new one a new input column; dict targets keep their first names."""
-        return (SignalCodec("x", "u_t", grow=True),
-                SignalCodec("y", "y_t", missing="refuse"))
-
-    def reset(self, d_in: int, d_out: int):
-        """Start a fresh stream with input/output dimensions ``d_in``, ``d_out`` (optional:
-        the first ``learn_one`` sizes a cold learner)."""
-        d_in = check_int("d_in", d_in)
-        d_out = check_int("d_out", d_out)
-        taps, coefs, radius, _ = self._validated()
-        self._taps, self._coefs, self._r = taps, coefs, radius
-        self._taps_rev = np.ascontiguousarray(taps[::-1])
-        L = taps.shape[0]
-        self.d_in_, self.d_out_ = d_in, d_out
-        self.coef_ = np.zeros((taps.shape[1], d_out, d_in))
-        self.n_updates_ = 0
-        self._peak = 0.0  # max_{s<t} ||u_s||^2, for lr_schedule="normalized"
-        self._gain = float(np.sum(np.sum(np.abs(taps), axis=0) ** 2))  # input_gain()
-        self._buf = np.zeros((2 * L, d_in))  # ring buffer, each input stored twice
-        self._pos = 0
-        self._yhist = np.zeros((max(len(coefs), 1), d_out))  # y_{t-1}, y_{t-2}, ...
-        self._codecs = self._make_codecs()
-        self._codecs[0].clear(d_in)
-        self._codecs[1].clear(d_out)
-        return self
-
-    @property
-    def input_names_(self) -> list:
-        return list(self._codecs[0].keys) if self._started() else []
-
-    def _started(self) -> bool:
-        return hasattr(self, "coef_")
-
-    def _cold_dims(self) -> tuple[int, int] | None:
-        """``(d_in, d_out)`` a cold learner can size itself with before any data (none for
-        learners that learn both from the stream)."""
+    def _batch_bank(self):
+        """The diagonal-LDS bank the batch path computes its features through, or None (the
+        exact FFT convolution)."""
         return None
 
-    def _grow_inputs(self, d_in: int) -> None:
-        """New input columns (a dict feature seen for the first time): weight 0 and past
-        values 0, river's convention for a feature that was missing."""
-        extra = d_in - self.d_in_
-        self.coef_ = np.concatenate([self.coef_, np.zeros(self.coef_.shape[:2] + (extra,))],
-                                    axis=2)
-        self._buf = np.concatenate([self._buf, np.zeros((self._buf.shape[0], extra))], axis=1)
-        self.d_in_ = d_in
-
-    def _push_input(self, u_t: np.ndarray):
-        L = self._taps.shape[0]
-        self._buf[self._pos] = u_t
-        self._buf[self._pos + L] = u_t
-        self._pos = (self._pos + 1) % L
-
-    def _features_now(self) -> np.ndarray:
-        """x_{t,i} from the last L inputs u_{t-1}, ..., u_{t-L} (before u_t is stored)."""
-        L = self._taps.shape[0]
-        window = self._buf[self._pos : self._pos + L]  # u_{t-L} .. u_{t-1}, oldest first
-        return self._taps_rev.T @ window  # (m, d_in)
-
-    def _predict_now(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(features x_t, prediction yhat_t)`` from the history u_{<t}, y_{<t}."""
-        x = self._features_now()
-        base = sum((c * self._yhist[j] for j, c in enumerate(self._coefs)),
-                   np.zeros(self.d_out_))
-        return x, base + np.einsum("ioa,ia->o", self.coef_, x)
-
-    def _advance(self, u_t: np.ndarray, y_t: np.ndarray, x: np.ndarray, pred: np.ndarray):
-        """Suffer the loss of ``pred`` on ``y_t``, take the OGD step, store u_t and y_t."""
-        err = pred - y_t
-        with np.errstate(over="ignore", invalid="ignore"):
-            loss = float(err @ err)  # the loss, as the batch path checks it: ||err||^2 may
-        if not np.isfinite(loss):    # overflow while err itself is finite
-            raise LearnerDivergedError(self.n_updates_, type(self).__name__,
-                                       huge_stream_cause(self.n_updates_,
-                                                         **{"u's features": x, "y": y_t}))
-        if self._learns and x.shape[0]:
-            eta = self.step_sizes(1, self.n_updates_, scale=[self._gain * self._peak])[0]
-            M = self.coef_ - 2.0 * eta * err[None, :, None] * x[:, None, :]
-            nrm = np.sqrt(np.sum(M * M, axis=(1, 2)))
-            over = nrm > self._r
-            M[over] *= (self._r / nrm[over])[:, None, None]
-            self.coef_ = M
-        self._push_input(u_t)
-        self._peak = max(self._peak, float(np.sum(u_t * u_t)))
-        self.n_updates_ += 1
-        self._yhist = np.roll(self._yhist, 1, axis=0)
-        self._yhist[0] = y_t
-
-    def predict_one(self, x):
-        """river's ``predict_one``: the prediction of y_t, given the input ``x`` = u_t.
-
-        The prediction uses the history u_{<t}, y_{<t} only (module docstring), so ``x`` is
-        validated but does not enter it, and nothing changes: calling it twice gives the same
-        value. ``x`` is a number, a 1-D array or a dict of numbers (as river passes features;
-        keys are matched by name, a feature never learned is ignored).
-
-        Returns one form per target stream, cold or warm: a ``dict`` for dict targets, a
-        ``float`` when there is one output, else an array of shape (d_out,). A cold learner (no
-        target seen yet) predicts ``0.0``, as every learner here predicts yhat_0 = 0 (an
-        :class:`LDSOracle` predicts C x_0 in its system's output form).
-        """
-        if not self._started():
-            dims = self._cold_dims()
-            if dims is None:
-                self._make_codecs()[0].encode(x)  # the value is checked even when cold
-                return 0.0
-            self.reset(*dims)
-        self._codecs[0].encode(x, register=False)
-        return self._codecs[1].decode(self._predict_now()[1])
-
-    def learn_one(self, x, y=None):
-        """river's ``learn_one``: reveal the pair (u_t, y_t) = (``x``, ``y``) of step t.
-
-        Predicts y_t from the history (as :meth:`predict_one`), suffers
-        ||yhat_t - y_t||^2, takes one projected OGD step and appends u_t, y_t to the
-        history. A cold learner sizes itself (d_in, d_out) from the first pair. ``x`` and
-        ``y`` are numbers, 1-D arrays or dicts of numbers (dict features by name: a missing
-        one counts as 0, a new one becomes an input column whose past values were 0).
-        Streaming ``predict_one(u_t)`` then ``learn_one(u_t, y_t)`` over a stream gives the
-        numbers of :meth:`fit_predict`. Returns None, as river's learners do; a bad value
-        changes nothing.
-        """
-        if y is None:
-            raise TypeError("learn_one(x, y) takes the input u_t and the target y_t of one "
-                            "step, as river's learners do (the former learn_one(y_t) after "
-                            "predict_one(u_t) is now learn_one(u_t, y_t))")
-        if not self._started():
-            dims = self._cold_dims()
-            if dims is None:
-                probe_x, probe_y = self._make_codecs()
-                dims = probe_x.encode(x).size, probe_y.encode(y).size
-            self.reset(*dims)
-        codec_x, codec_y = self._codecs
-        codec_x.encode(x, register=False)  # both checked before either is registered
-        codec_y.encode(y, register=False)
-        u_t, y_t = codec_x.encode(x), codec_y.encode(y)
-        if u_t.size > self.d_in_:
-            self._grow_inputs(u_t.size)
-        feats, pred = self._predict_now()
-        self._advance(u_t, y_t, feats, pred)
+    @staticmethod
+    def _features(u, taps, bank):
+        """``(X, w)``: the features of the stream, exact (FFT) or through ``bank`` (the
+        streaming recursion, :func:`~lds_toolkit.learning._stream.bank_design`), and the
+        bank's state after the stream (None when exact)."""
+        if bank is None:
+            return lagged_features(u, taps, lag=1), None
+        X = np.empty((u.shape[0], bank.m, u.shape[1]))
+        w = bank_design(np.ascontiguousarray(u), bank.decays, bank.C, bank.D, bank.m0,
+                        bank.L, X)
+        return X, w
 
     # ------------------------------------------------------------------ batch
     def fit_predict(self, u, y, *, design=None) -> np.ndarray:
@@ -406,17 +253,22 @@ class OnlineLearner(ABC):
         """
         u, y = as_streams(u, y)
         self.reset(u.shape[1], y.shape[1])
+        w = None
         if design is None:
-            X = lagged_features(u, self._taps, lag=1)
+            bank = self._batch_bank()
+            X, w = self._features(u, self._taps, bank)
+            if bank is None or bank is not self._bank:
+                w = None  # the streaming route's state is not the batch route's
             base = ar_part(y, self._coefs)
         else:
             X, base = checked_design(design, u.shape[0], self._taps.shape[1], u.shape[1],
                                      y.shape[1])
-        return self._run_stream(u, y, X, base)
+        return self._run_stream(u, y, X, base, w)
 
-    def _run_stream(self, u, y, X, base) -> np.ndarray:
+    def _run_stream(self, u, y, X, base, w=None) -> np.ndarray:
         """The batch path after ``reset``: OGD over precomputed features ``X`` and AR part
-        ``base`` (as :meth:`design` returns them), leaving the streaming state at the end."""
+        ``base`` (as :meth:`design` returns them), leaving the streaming state at the end
+        (``w``: the streaming bank's state after the stream, when the batch computed it)."""
         n = u.shape[0]
         sq = np.sum(u * u, axis=1)  # row by row, as _advance sums one step's u_t
         peaks = np.maximum.accumulate(sq)
@@ -443,6 +295,10 @@ class OnlineLearner(ABC):
         self._buf[idx % L] = u[idx]
         self._buf[idx % L + L] = u[idx]
         self._pos = n % L
+        if self._bank is not None:  # the LDS state after the stream, as the steps leave it
+            b = self._bank
+            self._w = w if w is not None else bank_state(np.ascontiguousarray(u), b.decays,
+                                                          b.m0, b.L)
         h = self._yhist.shape[0]
         last = y[::-1][:h]
         self._yhist[: last.shape[0]] = last

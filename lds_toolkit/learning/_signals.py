@@ -29,6 +29,7 @@ warm), else an array of shape (d_out,).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from numbers import Real
 
@@ -37,6 +38,8 @@ import numpy as np
 from .._validation import as_float_array
 
 KINDS = ("scalar", "array", "dict")
+_INT_EXACT = 2**53  # ints up to this convert to float64 exactly (the fast path's range)
+_FAST_TYPES = frozenset((float, int))  # bool is not int here: the general path reads it
 
 
 def canonical_order(keys) -> list:
@@ -112,6 +115,41 @@ class SignalCodec:
         if self.kind is None and register:
             self.kind, self.dim = kind, vec.shape[0]
         return vec
+
+    def fast_encode(self, value) -> np.ndarray | None:
+        """The vector of ``value`` when it has the settled form in its commonest shape (a dict
+        of exactly the known keys, or a number, with finite float or int values), read
+        without the general checks; None for anything else, which :meth:`encode` then reads
+        (or refuses) with the same numbers. Registers nothing."""
+        kind = self.kind
+        if kind == "dict":
+            keys = self.keys
+            if type(value) is not dict or len(value) != len(keys):
+                return None
+            try:
+                vals = [value[k] for k in keys]
+            except KeyError:  # another key in place of a known one
+                return None
+            if not _FAST_TYPES.issuperset(map(type, vals)):
+                return None
+            total = sum(vals)
+            if total - total != 0:  # a NaN or an infinity (or an overflowing sum)
+                return None
+            try:
+                return np.array(vals, dtype=np.float64)
+            except OverflowError:  # an int beyond float64
+                return None
+        if kind == "array":
+            if (type(value) is np.ndarray and value.dtype == np.float64
+                    and value.shape == (self.dim,) and np.isfinite(value).all()):
+                return value
+            return None
+        if kind == "scalar":
+            tv = type(value)
+            if (tv is float and math.isfinite(value)) or (
+                    tv is int and -_INT_EXACT <= value <= _INT_EXACT):
+                return np.array([value], dtype=np.float64)
+        return None
 
     def _values(self, value: Mapping) -> dict:
         """The dict's values as floats, refusing what is not a finite real number."""

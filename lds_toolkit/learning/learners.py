@@ -61,7 +61,9 @@ import math
 
 import numpy as np
 
+from .._pickle_systems import pickled_system, unpickled_system
 from .._validation import check_choice, check_fits_in_memory, check_int
+from ._lds_route import FILTER_ROUTES, choose_route
 from ._online import (
     LR_SCHEDULES,
     LearnerDivergedError,
@@ -88,13 +90,15 @@ __all__ = [
 
 class _SpectralBase(OnlineLearner):
     _param_names = ("horizon", "k", "context", "radius", "lr", "lr_schedule",
-                    "filter_precision")
+                    "filter_precision", "filters")
     _min_context = 1
     _min_k = 1
+    _kind = "H"
+    _delays = 0  # leading pure-delay columns (Algorithm 2: M_1 u_{t-1}, M_2 u_{t-2})
 
     def __init__(self, horizon: int = 2**14, k: int = 24, context: int | None = None,
                  radius: float = math.inf, lr: float = 1e-2, lr_schedule: str = "inv_sqrt",
-                 filter_precision: str = "double"):
+                 filter_precision: str = "double", filters: str = "auto"):
         self.horizon = horizon
         self.k = k
         self.context = context
@@ -102,6 +106,30 @@ class _SpectralBase(OnlineLearner):
         self.lr = lr
         self.lr_schedule = lr_schedule
         self.filter_precision = filter_precision
+        self.filters = filters
+
+    def _streaming_bank(self):
+        """The LDS route for the steps: ``filters="lds"``, or ``"auto"`` where it pays
+        (:func:`~lds_toolkit.learning._lds_route.choose_route`)."""
+        return self._route_bank(batch=False)
+
+    def _batch_bank(self):
+        """The LDS route for the batch path: ``filters="lds"`` only (``"auto"`` batches
+        exactly: the FFT features are both exact and cheap there)."""
+        return self._route_bank(batch=True)
+
+    def _route_bank(self, batch: bool):
+        T, k, L = self._check_common()
+        filters = check_choice("filters", self.filters, FILTER_ROUTES)
+        if filters == "exact" or (batch and filters == "auto"):
+            return None
+        key = (T, k, L, self.filter_precision, filters)
+        cached = getattr(self, "_bank_memo", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        bank = choose_route(self, T, k, L, filters)
+        self._bank_memo = (key, bank)
+        return bank
 
     @property
     def context_length(self) -> int:
@@ -117,6 +145,7 @@ class _SpectralBase(OnlineLearner):
         L = self.context_length
         check_int("context", L, self._min_context, T)
         check_choice("filter_precision", self.filter_precision, ("double", "extended"))
+        check_choice("filters", self.filters, FILTER_ROUTES)
         check_fits_in_memory("horizon", T, 8.0 * T * self.k,
                              f"the (horizon, k={self.k}) float64 spectral filters alone")
         return T, int(self.k), L
@@ -151,6 +180,17 @@ class SpectralFiltering(_SpectralBase):
     filter_precision : {"double", "extended"}
         Arithmetic of the filters (:func:`~lds_toolkit.learning.spectral_filters`):
         ``"extended"`` resolves filters below the float64 floor (paid once per (T, k), cached).
+    filters : {"auto", "exact", "lds"}
+        The route of the features.  ``"exact"``: the L taps (FFT in ``fit_predict``, a window
+        of the last L inputs per streaming step, O(L k d)).  ``"lds"``: the filters as the
+        impulse responses of a small diagonal LDS (:func:`~lds_toolkit.filters_as_lds`,
+        relative error <= 1e-6 per filter), the window of L taps kept exactly by the
+        recursion w_{t+1} = A w_t + B u_{t-1} - A^{L-1} B u_{t-L} (w_t = x_t - A^{L-1}
+        x_{t-L+1}), O(n k d) per step whatever t, T and L, in both paths.  ``"auto"``:
+        ``fit_predict`` exact; the streaming steps through the LDS when the context is at
+        least 512 and the LDS step costs at most half the window's multiply-adds
+        (:mod:`lds_toolkit.learning._lds_route`); streamed and batch numbers then agree to
+        the realization's tolerance (measured within 1e-6 relative RMS), not to round-off.
 
     Notes
     -----
@@ -174,6 +214,8 @@ class SpectralFilteringAR2(_SpectralBase):
 
     _min_context = 3
     _min_k = 3
+    _kind = "N"
+    _delays = 2
 
     def _setup(self):
         T, k, L = self._check_common()
@@ -216,7 +258,7 @@ class LDSOracle(OnlineLearner):
         Initial state x_0.
     """
 
-    _param_names = ("system", "x0")
+    _param_names: tuple[str, ...] = ("system", "x0")
     _learns = False
 
     def __init__(self, system, x0=None):
@@ -240,6 +282,7 @@ class LDSOracle(OnlineLearner):
             raise ValueError(f"the system has d_in={system.n_inputs}, d_out={system.n_outputs}; "
                              f"got d_in={d_in}, d_out={d_out}")
         super().reset(d_in, d_out)
+        self._lds = system  # the checked LDS (a TransferFunction realised once)
         self._state = x0.copy()  # x_t at step t (before u_t arrives)
         self._u_prev = np.zeros(d_in)  # u_{t-1}
         return self
@@ -256,14 +299,30 @@ class LDSOracle(OnlineLearner):
                 SignalCodec("y", "y_t", names=system.output_labels, missing="refuse"))
 
     def _predict_now(self):
-        s = self.system
+        s = self._lds
         return np.zeros((0, self.d_in_)), s.C @ self._state + s.D @ self._u_prev
 
+    def _learn_step(self, u_t, y_t):
+        x, pred = self._predict_now()
+        self._advance(u_t, y_t, x, pred)
+
     def _advance(self, u_t, y_t, x, pred):
-        s = self.system
+        s = self._lds
         self._state = s.A @ self._state + s.B @ u_t  # x_{t+1}
         self._u_prev = u_t
         self.n_updates_ += 1
+
+    def __getstate__(self):
+        # python-control's StateSpace holds closures and does not pickle (river's model
+        # saving pickles the learner): a plain one travels as its matrices and names
+        state = self.__dict__.copy()
+        state["system"] = pickled_system(state.get("system"))
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state["system"] = unpickled_system(state.get("system"))
+        self.__dict__.update(state)
 
     def fit_predict(self, u, y, *, design=None):
         from ..systems import simulate

@@ -21,6 +21,13 @@ What river's contract adds to the learners of :mod:`lds_toolkit.learning.learner
   eta_t = lr / (sqrt(t) max_{s<=t} ||x_s||_F^2), which is scale-free (features of any unit give
   the same predictions) and never overshoots a step's own loss (lr <= 1). The core classes keep
   their defaults (``"inv_sqrt"``, ``lr=1e-2``), which diverge on river's TrumpApproval stream.
+* **Feature-less streams.** ``x = {}`` (a plain time series, as river hands over
+  AirlinePassengers without its date) makes the target's own past the input: u_t := y_t, so
+  the prediction of y_t reads y_{t-1}, y_{t-2}, ... (:mod:`lds_toolkit.learning._protocol`).
+* **Stream speed.** A step is one compiled call; with ``filters="auto"`` (the default) the
+  spectral learners stream their filters through a small diagonal LDS wherever that is
+  cheaper (:mod:`lds_toolkit.learning._lds_route`), so a step costs O(n m d) whatever t and
+  the horizon.
 * **river's clone and repr.** ``clone(new_params=None)`` and the ``repr`` are river's
   (``river.base.Base``); the core learners' ``clone(**overrides)`` is not used here.
 
@@ -80,9 +87,10 @@ class _StableDefaults:
 
     def __init__(self, horizon: int = 2**14, k: int = 24, context: int | None = None,
                  radius: float = math.inf, lr: float = 0.5, lr_schedule: str = "normalized",
-                 filter_precision: str = "double"):
+                 filter_precision: str = "double", filters: str = "auto"):
         super().__init__(horizon=horizon, k=k, context=context, radius=radius,  # type: ignore
-                         lr=lr, lr_schedule=lr_schedule, filter_precision=filter_precision)
+                         lr=lr, lr_schedule=lr_schedule, filter_precision=filter_precision,
+                         filters=filters)
 
 
 class SpectralFiltering(_RiverLearner, _StableDefaults,  # type: ignore[misc]

@@ -78,7 +78,10 @@ def modal_form(A: np.ndarray) -> ModalForm:
         cond = float(np.linalg.cond(V))
     if not np.isfinite(cond):
         return ModalForm(lam, V, V, np.inf, False)
-    Vinv = np.linalg.inv(V)
+    try:  # a finite cond can still be an exactly singular V (a Jordan block at 0: a delay line)
+        Vinv = np.linalg.inv(V)
+    except np.linalg.LinAlgError:
+        return ModalForm(lam, V, V, np.inf, False)
     if np.all(lam.imag == 0):
         lam, V, Vinv = lam.real.copy(), V.real.copy(), Vinv.real.copy()
     return ModalForm(lam, V, Vinv, cond, False)

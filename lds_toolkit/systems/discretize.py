@@ -113,8 +113,9 @@ def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
 
     Parameters
     ----------
-    system : LDS or control.StateSpace
-        Continuous-time system (``dt = 0``).
+    system : LDS, control.StateSpace or control.TransferFunction
+        Continuous-time system (``dt = 0``); a transfer function is realised by
+        ``control.ss``, its names kept.
     dt : float
         Sample time, > 0.
     method : {"zoh", "foh", "impulse", "bilinear", "tustin", "gbt", "euler", "backward_diff", \
@@ -128,7 +129,12 @@ def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
         with α = ½): the discrete response at e^{iω dt} then equals the continuous one at iω.
     name : str, optional
         The sampled system's name; default: ``system``'s name with python-control's
-        ``$sampled`` suffix (with ``copy_names``), else a generic ``sys[k]``.
+        ``$sampled`` suffix (with ``copy_names``), else a generic ``sys[k]``. A given
+        ``name`` is always the result's name, as python-control documents it and as
+        ``control.sample_system`` does for a ``TransferFunction``; for a ``StateSpace`` with
+        ``copy_names=False``, python-control 0.10 drops it (a generic ``sys[k]``, against its
+        own documentation): there the two differ, and this function keeps the name asked for
+        (tests/interop/test_discretize_parity.py checks both against python-control).
     copy_names : bool
         Keep ``system``'s input, output and state names (default, as python-control).
     inputs, outputs, states : list of str, str or int, optional
@@ -137,9 +143,10 @@ def discretize(system: SystemLike, dt: float, method: str = "zoh", *,
 
     Returns
     -------
-    LDS or control.StateSpace
-        The discrete system (``dt`` set): a plain ``control.StateSpace`` when ``system`` is a
-        ``control.StateSpace`` that is not an :class:`LDS`, an :class:`LDS` when it is one.
+    LDS, control.StateSpace or control.TransferFunction
+        The discrete system (``dt`` set), of the type that came in: a plain
+        ``control.StateSpace`` when ``system`` is a ``control.StateSpace`` that is not an
+        :class:`LDS`, a ``control.TransferFunction`` for one, an :class:`LDS` for an LDS.
 
     Raises
     ------

@@ -36,13 +36,13 @@ values with :meth:`LDS.equals`. Results of python-control's functions (``feedbac
 ``sample_system``, ``series``, ...) are plain ``StateSpace`` objects, as they would be for a
 ``StateSpace``; :func:`as_lds` turns one back into an :class:`LDS` with its signal names.
 
-Every function of the toolkit that takes an :class:`LDS` also takes a ``control.StateSpace``;
-:func:`as_lds` is the one place that converts (through :meth:`LDS.from_statespace`).
+Every function of the toolkit that takes an :class:`LDS` also takes a ``control.StateSpace``
+and a ``control.TransferFunction`` (python-control's ``control.ss`` realisation of it, its
+names kept); :func:`as_lds` is the one place that converts (through
+:meth:`LDS.from_statespace` and :func:`from_transfer_function`).
 """
 
 from __future__ import annotations
-
-from numbers import Real
 
 import control
 import numpy as np
@@ -50,7 +50,6 @@ import numpy as np
 from .._signal_names import SignalNames, check_signal_names, check_system_name
 from .._typing import ArrayLike
 from .._validation import (
-    as_float_array,
     as_matrix,
     as_square,
     check_bool,
@@ -59,6 +58,17 @@ from .._validation import (
 )
 from ._discretization import discretize_matrices, sample_time
 from ._frozen import frozen
+from ._timebase import (
+    SYSTEM_TYPES,
+    as_state_vector,
+    realise_transfer_function,
+    sampled_name,
+    timebase,
+)
+
+__all__ = ["LDS", "SYSTEM_TYPES", "SignalNames", "as_lds", "as_state_vector",
+           "from_transfer_function", "is_system", "like_input", "require_continuous",
+           "require_discrete", "sampled_name", "timebase"]
 
 #: Attributes that cannot change after construction (python-control may write an equal value).
 _FROZEN = frozenset({"A", "B", "C", "D", "dt"})
@@ -407,42 +417,9 @@ class LDS(control.StateSpace):
                 f"{kind})")
 
 
-def sampled_name(name: str) -> str:
-    """python-control's name of a sampled system: ``name`` with the prefix and suffix of
-    ``control.config.defaults['iosys.sampled_system_name_prefix'/'_suffix']`` ($sampled)."""
-    d = control.config.defaults
-    return (d["iosys.sampled_system_name_prefix"] + name
-            + d["iosys.sampled_system_name_suffix"])
-
-
 def _rebuild(A, B, C, D, dt, names):
     """Unpickling (and copying) of an :class:`LDS`."""
     return LDS(A, B, C, D, dt, **names)
-
-
-def as_state_vector(name: str, x, n: int) -> np.ndarray:
-    """Validate an initial state of shape (..., n)."""
-    arr = as_float_array(name, x)
-    if arr.ndim == 0 or arr.shape[-1] != n:
-        raise ValueError(f"{name} must have shape (..., {n}), got {arr.shape}")
-    return arr
-
-
-def timebase(dt) -> float | bool | int:
-    """Normalise a timebase: None, 0 or False -> 0 (continuous, python-control's value);
-    True -> True (discrete, unspecified step); a float > 0 -> that float. See :class:`LDS`."""
-    if dt is None:
-        return 0
-    if isinstance(dt, bool | np.bool_):
-        return True if dt else 0
-    want = ("dt must be None or 0 (continuous time), True (discrete, unspecified step) or a "
-            "finite sample time > 0")
-    if not isinstance(dt, Real | np.floating | np.integer):
-        raise TypeError(f"{want}, got {type(dt).__name__} {dt!r}")
-    value = float(dt)
-    if not (np.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{want}, got {value:g}")
-    return 0 if value == 0.0 else value
 
 
 def is_system(value) -> bool:
@@ -451,31 +428,54 @@ def is_system(value) -> bool:
     return isinstance(value, LDS | control.LTI)
 
 
+def from_transfer_function(system, name: str = "system") -> LDS:
+    """An :class:`LDS` of a ``control.TransferFunction``: python-control's own state-space
+    realisation (``control.ss``, :func:`~._timebase.realise_transfer_function`) with the
+    transfer function's input, output and system names (without python-control's
+    ``$converted`` suffix: the same system)."""
+    realised = realise_transfer_function(system, name)
+    return LDS(realised.A, realised.B, realised.C, realised.D, realised.dt,
+               inputs=list(system.input_labels), outputs=list(system.output_labels),
+               name=system.name)
+
+
 def as_lds(system, name: str = "system") -> LDS:
     """The one conversion of a system argument: an :class:`LDS` is returned as is, a
-    ``control.StateSpace`` converted by :meth:`LDS.from_statespace` (names kept); anything
-    else raises
-    ``TypeError`` naming ``name``.
+    ``control.StateSpace`` converted by :meth:`LDS.from_statespace` and a
+    ``control.TransferFunction`` by :func:`from_transfer_function` (python-control's
+    ``control.ss`` realisation), names kept; anything else raises ``TypeError`` naming
+    ``name``.
+
+    Complex matrices are refused on every route with the same ``TypeError`` as
+    :class:`LDS` (``A must be real, got complex entries``). python-control's own
+    constructors (``control.ss``, ``control.tf``) cast complex arrays to real with a
+    ``ComplexWarning`` (or refuse complex coefficients) before any toolkit function sees
+    the system: that warning is the only sign of it.
     """
     if isinstance(system, LDS):
         return system
     if isinstance(system, control.StateSpace):
         return LDS.from_statespace(system)
+    if isinstance(system, control.TransferFunction):
+        return from_transfer_function(system, name)
     if isinstance(system, control.LTI):
-        raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
-                        f"{type(system).__name__}; convert it with control.ss({name}) "
-                        "first (the state-space realisation is then python-control's)")
+        raise TypeError(f"{name} must be {SYSTEM_TYPES}, got {type(system).__name__}, "
+                        "which has no state-space realisation")
     hint = ""
     if callable(getattr(system, "to_lds", None)):  # an S4Recursion or a layer
         hint = f"; convert it with {name}.to_lds() first"
-    raise TypeError(f"{name} must be an LDS or a control.StateSpace, got "
-                    f"{type(system).__name__}{hint}")
+    raise TypeError(f"{name} must be {SYSTEM_TYPES}, got {type(system).__name__}{hint}")
 
 
 def like_input(system, result: LDS):
     """The return-type rule of every function that transforms a system: ``result`` as a plain
     ``control.StateSpace`` when ``system`` came in as a ``control.StateSpace`` that is not an
-    :class:`LDS` (python-control's type given back), else the :class:`LDS` itself."""
+    :class:`LDS` (python-control's type given back), as a ``control.TransferFunction`` (with
+    the result's names) when it came in as one, else the :class:`LDS` itself."""
+    if isinstance(system, control.TransferFunction):
+        names = result.names()
+        return control.tf(result.to_statespace(), inputs=names["inputs"],
+                          outputs=names["outputs"], name=names["name"])
     if isinstance(system, control.StateSpace) and not isinstance(system, LDS):
         return result.to_statespace()
     return result

@@ -19,8 +19,8 @@ Where things live:
   package holds **no reference solutions**: a check computes its expected values by an
   independent route (a toolkit function, taking the case as one dict, so that no function
   here has an exercise's signature); the solutions, the hidden cases and the common mistakes
-  are in the instructor-only answer keys ``docs/lessons/instructor/``. Lesson 8 needs torch;
-  the others numpy only.
+  are in the instructor-only answer keys ``docs/lessons/instructor/``. Lessons 8 and 10 need
+  torch; the others numpy only.
 
 Nothing here changes global state: figures are ``matplotlib.figure.Figure`` objects drawn on
 the Agg canvas, never through pyplot.

@@ -249,13 +249,15 @@ def test_report_never_crashes_on_unreadable_files(tmp_path, capsys, etc_run, fil
     else:
         target.write_bytes(planted)
     code, stdout, err = _report(capsys, out, "nss-etc")
-    assert code == 0 and err == "", err
+    # the report is written, and the exit status says that a run could not be judged
+    assert code == 1 and err.startswith("error: results that could not be judged: nss-etc: ")
+    assert why in err and err.count("\n") == 1
     rows = json.loads((out / "report.json").read_text())
     assert rows and all(r["verdict"] == "not run" for r in rows)
     assert all(why in r["message"] for r in rows), rows[0]["message"]
     if file == "summary.json":
         assert all(r["verdict_text"].startswith("not run: unreadable (") for r in rows)
-        assert "not run: unreadable" in stdout
+        assert "  not run  " in stdout and f": unreadable ({why}" in " ".join(stdout.split())
 
 
 def test_report_judges_a_clean_run_and_refuses_unknown_names(tmp_path, capsys, etc_run):

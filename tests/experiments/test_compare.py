@@ -105,9 +105,14 @@ def test_compare_names_environment_code_quantity_and_verdict_differences(tmp_pat
     assert (claim.id, "holds", "fails") in comp.verdicts
     text = to_text([comp], "A", "B")
     assert all(len(line) <= 100 for line in text.splitlines())
-    for piece in ("environment cpu.model: A -> B", "m (1 -> 2)", claim.quantity,
-                  f"verdict [{claim.id}]: holds -> fails", "9.9e-01"):
+    for piece in ("environment (cpu.flags, cpu.model)", "(1 differ: m)", claim.quantity,
+                  f"verdict [{claim.id}]: holds -> fails", "0.99  differs"):
         assert piece in text, piece
+    # worsened 100x on every seed: a claim declared for quick, clear of its threshold
+    assert f"verdict [{claim.id}]: holds -> fails; NOT expected" in text
+    full = to_text([comp], "A", "B", full=True)
+    assert "environment cpu.model: A -> B" in full and "avx512f" in full
+    assert "m (1 -> 2)" in full
 
 
 def test_cli_compare_prints_text_and_json_and_refuses_bad_directories(tmp_path, capsys):
@@ -115,7 +120,7 @@ def test_cli_compare_prints_text_and_json_and_refuses_bad_directories(tmp_path, 
     _copy("nss-etc", tmp_path / "b")
     assert cli_main(["report", "--compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
-    assert "nss-etc: identical" in out and "0 verdicts changed" in out
+    assert "nss-etc: identical" in out and "0 changed" in out
     assert cli_main(["report", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
                      "--format", "json"]) == 0
     [entry] = json.loads(capsys.readouterr().out)

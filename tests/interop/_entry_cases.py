@@ -238,10 +238,16 @@ case("oracle-missing-input-is-zero",
 case("oracle-continuous-system",
      lambda: _learn(__import__("lds_toolkit").learning.LDSOracle(_named(dt=0)), 1.0, 1.0),
      Raises(ValueError, r"system must be discrete-time"))
-case("oracle-transfer-function",
+case("oracle-transfer-function",  # realised by control.ss: y_0 = C x_0 = 0
      lambda: __import__("lds_toolkit").learning.LDSOracle(
          __import__("control").tf([1.0], [1.0, 0.5], True)).predict_one(1.0),
-     Raises(TypeError, r"system must be an LDS or a control.StateSpace, got TransferFunction"))
+     Works(lambda r: r == 0.0, "the cold prediction C x_0 = 0 of the realised system"))
+case("oracle-transfer-function-frd",
+     lambda: __import__("lds_toolkit").learning.LDSOracle(
+         __import__("control").frd([1.0, 2.0], [0.1, 1.0])).predict_one(1.0),
+     Raises(TypeError, r"system must be an LDS, a control.StateSpace or a "
+                       r"control.TransferFunction, got FrequencyResponseData, which has no "
+                       r"state-space realisation"))
 case("oracle-x0-shape", lambda: _oracle(x0=np.ones(3)).predict_one({"a": 1.0}),
      Raises(ValueError, r"x0 must have shape \(2,\)"))
 case("oracle-x0-nan", lambda: _oracle(x0=[np.nan, 0.0]).predict_one({"a": 1.0}),
@@ -281,7 +287,8 @@ case("twin-hindsight-tol",
                                                                              np.ones(5)),
      Raises(ValueError, r"tol must be > 0"))
 case("twin-oracle-none", lambda: _twin("LDSOracle", system=None).predict_one({"a": 1.0}),
-     Raises(TypeError, r"system must be an LDS or a control.StateSpace, got NoneType"))
+     Raises(TypeError, r"system must be an LDS, a control.StateSpace or a "
+                       r"control.TransferFunction, got NoneType"))
 case("twin-learn-kwargs", lambda: _twin("LastValue").learn_one({"a": 1.0}, 1.0, w=2.0),
      Raises(TypeError, r"LastValue.learn_one takes x and y only, got \['w'\]"))
 case("twin-step-sizes-normalized",
@@ -373,13 +380,21 @@ BAD_SYSTEMS = {
                 r"system must be continuous-time \(dt None or 0\), got dt=True"),
     "dt-none": (lambda: __import__("control").ss(_plant(), dt=None), ValueError,
                 r"python-control's timebase dt=None"),
-    "transfer-function": (lambda: __import__("control").tf([1.0], [1.0, 1.0]), TypeError,
-                          r"system must be an LDS or a control.StateSpace, got "
-                          r"TransferFunction; convert it with control.ss\(system\)"),
-    "array": (lambda: np.eye(2), TypeError, r"system must be an LDS or a control.StateSpace, "
+    "transfer-function-discrete": (lambda: __import__("control").tf([1.0], [1.0, 0.5], 0.1),
+                                   ValueError, r"system must be continuous-time"),
+    "transfer-function-mimo": (lambda: __import__("control").tf(
+        [[[1.0], [2.0]]], [[[1.0, 1.0], [1.0, 2.0]]]), TypeError,
+        r"system is a 2-input, 1-output control.TransferFunction, which python-control "
+        r"realises only with slycot"),
+    "frd": (lambda: __import__("control").frd([1.0, 2.0], [0.1, 1.0]), TypeError,
+            r"got FrequencyResponseData, which has no state-space realisation"),
+    "array": (lambda: np.eye(2), TypeError, r"system must be an LDS, a control.StateSpace or a "
+                                            r"control.TransferFunction, "
                                              r"got ndarray"),
-    "none": (lambda: None, TypeError, r"system must be an LDS or a control.StateSpace"),
-    "dict": (lambda: {"A": 1}, TypeError, r"system must be an LDS or a control.StateSpace"),
+    "none": (lambda: None, TypeError, r"system must be an LDS, a control.StateSpace or a "
+                                      r"control.TransferFunction"),
+    "dict": (lambda: {"A": 1}, TypeError, r"system must be an LDS, a control.StateSpace or a "
+                                          r"control.TransferFunction"),
     "s4-recursion": (lambda: __import__("lds_toolkit").systems.S4Recursion(
         np.eye(1) * 0.5, np.ones((1, 1)), np.ones((1, 1))), TypeError,
         r"convert it with system.to_lds\(\) first"),
@@ -388,7 +403,8 @@ BAD_SYSTEMS = {
     "complex-A": (lambda: _mutated(1j), TypeError, r"A must be real"),
     "nonlinear": (lambda: __import__("control").nlsys(lambda t, x, u, p: -x, None, states=1,
                                                       inputs=1, outputs=1), TypeError,
-                  r"system must be an LDS or a control.StateSpace, got NonlinearIOSystem"),
+                  r"system must be an LDS, a control.StateSpace or a "
+                  r"control.TransferFunction, got NonlinearIOSystem"),
 }
 
 
@@ -405,7 +421,7 @@ def _mutated(value):
 for tag, (make, exc, pattern) in BAD_SYSTEMS.items():
     case(f"discretize-system-{tag}", lambda m=make: _disc(m(), 0.1),
          Raises(exc, pattern, "A" if tag in ("nan-in-A", "complex-A") else "system"))
-for tag in ("discrete", "transfer-function", "dt-true"):
+for tag in ("discrete", "transfer-function-discrete", "dt-true"):
     make, exc, pattern = BAD_SYSTEMS[tag]
     case(f"s4-bilinear-system-{tag}", lambda m=make: _s4b(m(), 0.1),
          Raises(exc, pattern, "system"))

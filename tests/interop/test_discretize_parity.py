@@ -137,3 +137,27 @@ def test_the_deliberate_differences():
         lt.discretize(plant, 0.1, "impulse")
     assert GENERIC.fullmatch(ct.sample_system(plant, 0.1, name="H", copy_names=False).name)
     assert lt.discretize(plant, 0.1, name="H", copy_names=False).name == "H"
+
+
+@pytest.mark.parametrize("kw", [{}, {"name": "z"}, {"copy_names": False},
+                                {"copy_names": False, "name": "z"},
+                                {"copy_names": False, "name": "z", "inputs": ["a"]},
+                                {"outputs": ["w"]}], ids=repr)
+@pytest.mark.parametrize("method", ["zoh", "tustin", "foh"])
+def test_a_transfer_function_is_sampled_as_sample_system_samples_it(kw, method):
+    """A ``TransferFunction`` in: python-control's type back, the same response and names as
+    ``control.sample_system`` of it, ``name=`` with ``copy_names=False`` included (its
+    transfer-function path applies the name, as its documentation says: the state-space
+    path's drop is the odd one out, ``test_the_deliberate_differences``)."""
+    tf = ct.tf([1.0, 2.0], [1.0, 3.0, 2.5], inputs="u", outputs="y", name="T")
+    theirs = ct.sample_system(tf, 0.1, method, **kw)
+    ours = lt.discretize(tf, 0.1, method, **kw)
+    assert type(ours) is ct.TransferFunction and ours.dt == theirs.dt == 0.1
+    z = np.exp(1j * np.array([0.01, 0.3, 1.0, 2.5]))
+    np.testing.assert_allclose(ours(z).ravel(), theirs(z).ravel(), rtol=1e-10)
+    assert (ours.input_labels, ours.output_labels) == (theirs.input_labels,
+                                                       theirs.output_labels)
+    if GENERIC.fullmatch(theirs.name):
+        assert GENERIC.fullmatch(ours.name)
+    else:
+        assert ours.name == theirs.name

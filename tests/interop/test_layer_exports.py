@@ -140,3 +140,40 @@ def test_names_of_single_channel_systems_and_their_defaults():
     assert (same.input_labels, same.output_labels) == (["u[0]", "u[1]"], ["y[0]", "y[1]"])
     fresh = S4(2, 4, seed=0).to_lds()
     assert fresh.input_labels == ["u[0]", "u[1]"] and fresh.output_labels == ["y[0]", "y[1]"]
+
+
+@pytest.mark.parametrize("kind", list(FROM_LDS))
+def test_names_survive_load_state_dict_into_a_fresh_layer(kind):
+    """A trained layer's state dict carries its names: a fresh layer of the same shape (here
+    built from the same plant with python-control's default names) that loads it exports the
+    plant's names, and the same numbers."""
+    plant = _named_plant()
+    layer = FROM_LDS[kind](plant)
+    fresh = FROM_LDS[kind](plant.with_matrices(inputs=["u0", "u1"], outputs=["y0", "y1"],
+                                               name="other"))
+    assert fresh.to_lds().input_labels == ["u0", "u1"]
+    state = layer.state_dict()
+    assert any(k.endswith("_lds_names") and v.dtype == torch.uint8 for k, v in state.items())
+    fresh.load_state_dict(state)  # strict: the names entry is expected, not unexpected
+    got = fresh.to_lds()
+    assert (got.input_labels, got.output_labels, got.name) == (["f", "g"], ["p", "q"], "plant")
+    assert got.equals(layer.to_lds())
+    # a state dict written before names travelled (or of a layer never given any) loads
+    # strictly and leaves the names as they are
+    old = {k: v for k, v in state.items() if not k.endswith("_lds_names")}
+    unnamed = FROM_LDS[kind](plant)
+    unnamed.load_state_dict(old)
+    assert unnamed.to_lds().input_labels == ["f", "g"]
+    bad = dict(state, **{next(k for k in state if k.endswith("_lds_names")): torch.ones(2)})
+    with pytest.raises(RuntimeError, match=r"_lds_names must be the signal names of a layer's "
+                                           r"state dict"):
+        FROM_LDS[kind](plant).load_state_dict(bad)
+
+
+def test_a_transfer_function_builds_a_layer_with_its_names():
+    tf = ct.tf([1.0], [1.0, -0.5], 1.0, inputs="u", outputs="y", name="G")
+    layer = S4.from_lds(tf)
+    got = layer.to_lds()
+    assert (got.input_labels, got.output_labels, got.name) == (["u"], ["y"], "G")
+    u = np.random.default_rng(1).standard_normal((30, 1))
+    np.testing.assert_allclose(simulate(got, u).y, simulate(ct.ss(tf), u).y, atol=1e-9)

@@ -54,6 +54,7 @@ BUILDERS = {  # name -> a call building a system from no system
     "lds_toolkit.systems.random.random_stable_lds": lambda: lt.random_stable_lds(3, rng=0),
     "lds_toolkit.systems.realization.era": lambda: lt.systems.era(
         _plant("lds", dt=1.0).impulse_response(20), 2)[0],
+    "lds_toolkit.learning.filters_lds.filters_as_lds": lambda: lt.filters_as_lds(64, 4),
     "lds_toolkit.systems.s4_recursion.S4Recursion.to_lds": lambda: S4Recursion(
         np.eye(2) * 0.5, np.ones((2, 1)), np.ones((1, 2))).to_lds(),
 }
@@ -87,6 +88,7 @@ def test_layer_exports_are_lds():
     from lds_toolkit.neural import DPLRSSM, S4, STU, DiagonalSSM, S4Plus
 
     assert type(STU(1, 32, 8).fit_lds(2).system) is LDS
+    assert type(STU(1, 32, 8).to_lds()) is LDS and type(STU(2, 32, 8).to_lds(1)) is LDS
     with torch.no_grad():
         for layer in (S4(2, 4, seed=0), S4Plus(2, 4, seed=0), DiagonalSSM(2, 4, seed=0),
                       DPLRSSM(2, 4, seed=0), S4.from_lds(_plant("statespace", dt=1.0))):

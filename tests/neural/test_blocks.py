@@ -90,7 +90,9 @@ def test_model_step_mode_equals_forward(name):
         for t in range(40):
             y_t, states = model.step(x[:, t], states)
             ys.append(y_t)
-    torch.testing.assert_close(torch.stack(ys, 1), y, rtol=0, atol=1e-10)
+    # STU steps through its LDS form (filters as exponential sums, 1e-6 per filter)
+    atol = 1e-5 * float(y.abs().max()) if name == "stu" else 1e-10
+    torch.testing.assert_close(torch.stack(ys, 1), y, rtol=0, atol=atol)
 
 
 def test_model_step_refuses_states_of_another_depth():

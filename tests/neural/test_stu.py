@@ -113,12 +113,14 @@ def test_unstable_output_recursion_is_reported():
 
 
 @pytest.mark.parametrize("form", ["exact", "tensordot"])
-def test_step_mode_equals_forward(form):
+def test_window_step_mode_equals_forward(form):
+    """The sliding-window step (mode="window") is exact; the default LDS step is checked in
+    test_stu_lds.py."""
     layer = _stu(form=form, k_u=2, k_y=2, lag=1)
     x = torch.randn(2, T, D, dtype=torch.float64)
     with torch.no_grad():
         y = layer(x)
-        state = layer.initial_state(2, dtype=torch.float64)
+        state = layer.initial_state(2, dtype=torch.float64, mode="window")
         ys = []
         for t in range(T):
             y_t, state = layer.step(x[:, t], state)
@@ -165,5 +167,5 @@ def test_bad_arguments():
     layer = STU(D, T, K, filters=filt)
     with pytest.raises(TypeError, match="STUState"):
         layer.step(torch.randn(2, D), None)
-    state = layer.initial_state(2)
+    state = layer.initial_state(2, mode="window")
     assert state.inputs.dtype == torch.float32 and state.inputs.shape == (2, T, D)

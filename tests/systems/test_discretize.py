@@ -186,7 +186,8 @@ def test_discretize_rejects_bad_arguments():
         discretize(sysc.discretize(0.1), 0.1)
     with pytest.raises(ValueError, match=r"system must be continuous"):
         s4_bilinear(sysc.discretize(0.1), 0.1)
-    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace"):
+    with pytest.raises(TypeError, match=r"system must be an LDS, a control.StateSpace or a "
+                                        r"control.TransferFunction"):
         discretize((sysc.A, sysc.B, sysc.C), 0.1)
     with pytest.raises(TypeError, match=r"dt must be a sample time > 0 .* got True"):
         discretize(sysc, True)

@@ -114,7 +114,8 @@ def test_simulate_bad_x0(dsys, x0, match):
 def test_simulate_rejects_continuous_system_and_non_lds():
     with pytest.raises(ValueError, match=r"system must be discrete-time"):
         simulate(LDS(A2, B2, C2), np.ones((5, 1)))
-    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace, got "
+    with pytest.raises(TypeError, match=r"system must be an LDS, a control.StateSpace or a "
+                                        r"control.TransferFunction, got "
                                         r"tuple"):
         simulate((A2, B2, C2, np.zeros((3, 1)), 1.0), np.ones((5, 1)))
 
@@ -152,7 +153,8 @@ def test_simulate_continuous_errors(dsys):
     with pytest.raises(ValueError, match=r"must be continuous-time \(dt None or 0\), got "
                                          r"dt=1.0"):
         simulate_continuous(dsys, np.arange(4.0), u)
-    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace, got "
+    with pytest.raises(TypeError, match=r"system must be an LDS, a control.StateSpace or a "
+                                        r"control.TransferFunction, got "
                                         r"list"):
         simulate_continuous([A2, B2, C2], np.arange(4.0), u)
     for t in ([0.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 3.0]):

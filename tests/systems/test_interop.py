@@ -80,16 +80,21 @@ def test_ambiguous_or_invalid_timebases_are_refused():
         LDS([[1.0]], [[1.0]], [[1.0]], dt="discrete")
 
 
-def test_as_lds_accepts_lds_and_statespace_only():
+def test_as_lds_accepts_lds_statespace_and_transfer_function_only():
     A, B, C, D = _mats(1)
     sys = LDS(A, B, C, D, dt=0.2)
     assert as_lds(sys) is sys
     assert as_lds(sys.to_statespace()).equals(sys)
-    tf = control.tf([1.0], [1.0, 1.0])
-    with pytest.raises(TypeError, match=r"plant must be an LDS or a control.StateSpace, got "
-                                        r"TransferFunction; convert it with control.ss\(plant\)"):
-        as_lds(tf, "plant")
-    with pytest.raises(TypeError, match=r"system must be an LDS or a control.StateSpace, got "
+    tf = control.tf([1.0], [1.0, 1.0], inputs="u", outputs="y", name="G")
+    got = as_lds(tf, "plant")  # python-control's realisation, the names kept
+    assert got.equals(LDS.from_statespace(control.ss(tf, name="G")))
+    assert (got.input_labels, got.output_labels, got.name) == (["u"], ["y"], "G")
+    with pytest.raises(TypeError, match=r"plant must be an LDS, a control.StateSpace or a "
+                                        r"control.TransferFunction, got "
+                                        r"FrequencyResponseData"):
+        as_lds(control.frd([1.0, 2.0], [0.1, 1.0]), "plant")
+    with pytest.raises(TypeError, match=r"system must be an LDS, a control.StateSpace or a "
+                                        r"control.TransferFunction, got "
                                         r"dict"):
         as_lds({"A": A})
 

@@ -287,3 +287,26 @@ def test_varying_grid_certificate_counts_the_amplification_of_an_unstable_mode()
     auto = simulate_continuous(lds, run.t, run.u, x0)
     assert auto.method == "dense"
     np.testing.assert_array_equal(auto.x, dense.x)
+
+
+def test_exactly_defective_delay_line_goes_dense():
+    """Three-input, three-step delay lines (Jordan blocks at 0) feeding a diagonal block, as
+    STU.to_lds builds for lag + k_u: eig returns an exactly singular eigenvector matrix with a
+    finite condition estimate; the modal path is refused and the run is the dense one (the
+    inverse used to raise LinAlgError)."""
+    m, nw = 3, 3
+    n = 2 + m * nw
+    A = np.zeros((n, n))
+    A[0, 0], A[1, 1] = 0.9, -0.5
+    for j in range(1, nw):  # w_{j+1, t+1} = w_{j, t}
+        A[2 + j * m : 2 + (j + 1) * m, 2 + (j - 1) * m : 2 + j * m] = np.eye(m)
+    A[:2, 2 + (nw - 1) * m :] = 1.0  # the oldest input drives the diagonal block
+    B = np.zeros((n, m))
+    B[2 : 2 + m] = np.eye(m)
+    sys = LDS(A, B, np.ones((1, n)), dt=1.0)
+    u = np.random.default_rng(0).standard_normal((30, m))
+    auto = simulate(sys, u)
+    assert auto.path == "dense"
+    np.testing.assert_array_equal(auto.y, simulate(sys, u, method="dense").y)
+    with pytest.raises(ValueError, match="needs a diagonalisable A"):
+        simulate(sys, u, method="modal")

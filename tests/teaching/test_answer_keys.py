@@ -32,7 +32,7 @@ def load_key(nn: str):
 
 
 def lesson_module(nn: str):
-    if nn == "08":
+    if nn in ("08", "10"):  # the lessons that train a torch layer
         pytest.importorskip("torch")
     return importlib.import_module(f"lds_toolkit.teaching.lesson{nn}")
 

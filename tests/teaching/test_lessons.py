@@ -33,6 +33,8 @@ def _load_builder():
 
 lessons = _load_builder()
 SCRIPTS = lessons.lesson_scripts()
+#: The lessons that train a torch layer (skipped without torch, not numba-free by design).
+TORCH_LESSONS = ("08", "10")
 IDS = [s.stem for s in SCRIPTS]
 
 
@@ -42,7 +44,7 @@ def lesson(request, tmp_path_factory):
     import nbformat
 
     script = request.param
-    if script.name.startswith("08"):
+    if script.name[:2] in TORCH_LESSONS:
         pytest.importorskip("torch")
     paths = lessons.assign(script, tmp_path_factory.mktemp(script.stem))
     out = {"script": script, "paths": paths,
@@ -60,7 +62,7 @@ def lesson(request, tmp_path_factory):
 def test_lessons_exist_and_follow_the_format():
     import jupytext
 
-    assert [s.name[:2] for s in SCRIPTS] == [f"{i:02d}" for i in range(1, 9)]  # eight lessons
+    assert [s.name[:2] for s in SCRIPTS] == [f"{i:02d}" for i in range(1, 11)]  # ten lessons
     for script in SCRIPTS:
         assert lessons.format_problems(jupytext.read(script), script.name) == []
 
@@ -74,7 +76,7 @@ DEPTH_PENDING: set[str] = set()
 def test_exercises_have_time_estimates_and_an_interpretation_question(script):
     import jupytext
 
-    if script.name[:2] == "08":
+    if script.name[:2] in TORCH_LESSONS:
         pytest.importorskip("torch")
     problems = lessons.depth_problems(jupytext.read(script), script.name)
     if script.name[:2] in DEPTH_PENDING:
@@ -191,7 +193,7 @@ NO_NUMBA_DRIVER = """
     spec.loader.exec_module(lessons)
     out = {}
     for script in lessons.lesson_scripts():
-        if int(script.name[:2]) <= 7:
+        if script.name[:2] not in ("08", "10"):  # TORCH_LESSONS
             out[script.stem] = lessons.run_in_process(lessons.read_lesson(script), quick=True)
     print(json.dumps({"lessons": out, "numba": "numba" in sys.modules}))
 """
@@ -199,7 +201,8 @@ NO_NUMBA_DRIVER = """
 
 @pytest.fixture(scope="module")
 def without_numba():
-    """Lessons 1-7's solutions run once in an interpreter that cannot import numba."""
+    """The solutions of the lessons without torch run once in an interpreter that cannot
+    import numba."""
     import json
 
     from tests._no_numba import run_blocked
@@ -208,11 +211,12 @@ def without_numba():
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_lessons_1_to_7_print_the_same_without_numba(lesson, without_numba):
-    """Every cell of the solution prints the same text with numba blocked (the compiled
-    cores fall back to plain Python): the same numbers, the same check lines."""
-    if int(lesson["script"].name[:2]) > 7:
-        pytest.skip("lesson 8 needs torch, not numba-free by design")
+def test_numpy_lessons_print_the_same_without_numba(lesson, without_numba):
+    """Every cell of the solution of each lesson without torch (1-7, 9) prints the same text
+    with numba blocked (the compiled cores fall back to plain Python): the same numbers, the
+    same check lines."""
+    if lesson["script"].name[:2] in TORCH_LESSONS:
+        pytest.skip("lessons 8 and 10 need torch, not numba-free by design")
     assert without_numba["numba"] is False
     plain = without_numba["lessons"][lesson["script"].stem]
     assert [r["error"] for r in plain] == [None] * len(plain)

@@ -73,7 +73,7 @@ def _teaching_modules():
     import lds_toolkit.teaching as teaching
 
     for info in pkgutil.iter_modules(teaching.__path__):
-        if info.name == "lesson08" and importlib.util.find_spec("torch") is None:
+        if info.name in ("lesson08", "lesson10") and importlib.util.find_spec("torch") is None:
             continue
         yield importlib.import_module(f"lds_toolkit.teaching.{info.name}")
 

@@ -36,6 +36,8 @@ LENGEN_RANGES = {
     "sensitivity_lrs": ListOf(POSITIVE, unique=True),
     "data_convention": Choice("lengen", "eq1-literal"),
     "filter_precision": Choice("double", "extended"),
+    # the learners' feature route (exact taps or the filters' small LDS; issue 44)
+    "filters": Choice("exact", "lds", "auto"),
     "region": Choice("A", "B"),
     "algorithm": Choice(1, 2),
     "smooth": Int(1),

@@ -81,7 +81,7 @@ def scale_config(scale: str, seeds: int | None, **extra) -> dict:
         cfg = {"T": 2**14, "k": 24, "n": 512, "seeds": SEEDS["paper"]}
     cfg.update(region_q=7 / 8, q_values=Q_VALUES, d_in=1, d_out=1, lr_grid=LR_GRID,
                sensitivity_lrs=SENSITIVITY_LRS, safe_step_factor=SAFE_STEP_FACTOR,
-               data_convention="lengen", filter_precision="double")
+               data_convention="lengen", filter_precision="double", filters="exact")
     cfg.update(extra)
     if seeds is not None:
         cfg["seeds"] = seeds
@@ -175,7 +175,8 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
     search, best, best_val = {}, None, math.inf
     interior_of = {}
     refits = _Refits(cls(horizon=config["T"], k=config["k"], context=context, radius=radius,
-                         filter_precision=config["filter_precision"]), u, y)
+                         filter_precision=config["filter_precision"],
+                         filters=config["filters"]), u, y)
 
     def loss(schedule, lr):
         return _validation_loss(refits, schedule, lr, criterion)
@@ -273,7 +274,8 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
     radius = float(np.linalg.norm(system.B, 2) * np.linalg.norm(system.C, 2))
 
     def learner(c, L, **kw):
-        return c(horizon=T, k=k, context=L, radius=radius, filter_precision=precision, **kw)
+        return c(horizon=T, k=k, context=L, radius=radius, filter_precision=precision,
+                 filters=config["filters"], **kw)
 
     trivial_val, trivial = LastValue(), LastValue()
     trivial_val.fit_predict(u_val, y_val)

@@ -210,7 +210,7 @@ class RegretScaling(Experiment):
     # what each config entry may hold, checked before any task (experiments/config/ranges.py)
     ranges = {**{k: v for k, v in LENGEN_RANGES.items() if k in (
         "k", "n", "region_q", "q_values", "d_in", "d_out", "data_convention",
-        "filter_precision", "lr_grid")},
+        "filter_precision", "filters", "lr_grid")},
         "step_criterion": Choice("final", "total"),
         "T_values": ListOf(LENGEN_RANGES["T"], min_len=2, unique=True),
         "setups": ListOf(Choice(*SETUPS), unique=True), "curve_points": Int(2, 10**6),
@@ -228,7 +228,8 @@ class RegretScaling(Experiment):
                "seeds": SEEDS["paper"]}
         cfg.update(region_q=7 / 8, q_values=[1 / 2, 3 / 4, 7 / 8, 1.0], d_in=1, d_out=1,
                    setups=list(SETUPS), data_convention="lengen", lr_grid=LR_GRID,
-                   step_criterion="total", filter_precision="extended", curve_points=16)
+                   step_criterion="total", filter_precision="extended", filters="exact",
+                   curve_points=16)
         if seeds is not None:
             cfg["seeds"] = seeds
         return cfg
@@ -258,7 +259,8 @@ class RegretScaling(Experiment):
                "region_q": 7 / 8, "q_values": [1 / 2, 7 / 8, 1.0], "d_in": 1, "d_out": 1,
                "setups": ["alg1-regionA", "alg1-regionB", "alg2-regionB"],
                "data_convention": "lengen", "lr_grid": LR_GRID, "step_criterion": "total",
-               "filter_precision": "extended", "curve_points": 6, "curve_from": LATE_FROM,
+               "filter_precision": "extended", "filters": "exact", "curve_points": 6,
+               "curve_from": LATE_FROM,
                "context_gap_every_T": False}
         if seeds is not None:
             cfg["seeds"] = seeds
@@ -287,7 +289,8 @@ class RegretScaling(Experiment):
 
             def make(L, cls=cls, radius=radius, **kw):
                 return cls(horizon=T, k=k, context=L, radius=radius,
-                           filter_precision=config["filter_precision"], **kw)
+                           filter_precision=config["filter_precision"],
+                           filters=config["filters"], **kw)
 
             with warnings.catch_warnings():
                 # precision="extended" resolves every filter: none is below its floor

@@ -11,61 +11,67 @@ experiment present in either, reports
   BLAS, threads, torch's flags) and whether the code version differs, naming the modules and
   libraries whose digests or versions differ (``code_version_covers``,
   :func:`~lds_toolkit.experiments.store.version.code_version_covers`);
-* the config entries that differ (another scale, seed or ``--set``);
-* for **every summary quantity** (a number, or a list of numbers, at a path of the summary;
-  the config left out) its largest relative difference ``|a − b| / max(|a|, |b|)``, the
-  values where it is largest, and quantities present in only one run or of another shape;
-* every claim whose **verdict** differs (:func:`~.verdicts.build_report` of both roots).
+* the config entries that differ (another scale, seed or ``--set``): with the environment
+  and code, the **cause** of the differences;
+* for **every summary quantity** (:mod:`.quantity_diff`: a number, a list of numbers or a
+  record at a path of the summary; the config left out) its largest relative difference
+  ``|a − b| / max(|a|, |b|)``, the values where it is largest, each labelled round-off or
+  not, and quantities present in only one run or of another shape;
+* every claim whose **verdict** differs (:func:`~.verdicts.build_report` of both roots), and
+  whether the change was to be expected (:func:`verdict_expectation`): a claim not declared
+  for the run's scale, or one within one spread over seeds of its threshold (its margin,
+  :mod:`lds_toolkit.experiments.margins`), may flip with another draw; a claim declared for
+  the scale and clear of its threshold by more than that should not.
 
-A quantity within :data:`RTOL` relative or :data:`ATOL` absolute is round-off
-(:attr:`QuantityDiff.roundoff`); an experiment whose quantities all are is labelled so.
+An experiment whose ``summary.json`` cannot be read (not JSON, not an object, empty) is
+listed as unreadable with the reason (:attr:`ExperimentComparison.problems`); a missing or
+unreadable ``run.json`` is said (:attr:`ExperimentComparison.notes`: its claims are then not
+judged). :mod:`.compare_text` prints a comparison for people (a summary, then the largest
+differences) and as JSON.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..._safe_files import entry_kind
 from ..base import list_experiments
-from ..claims import format_value
+from ..claims import NOT_RUN
+from ..margins import FRAGILE_BELOW
 from ..store.outputs import RUN_INFO_MAX_BYTES, SUMMARY_MAX_BYTES
-from .verdicts import _read_json, build_report
+from .compare_text import to_json, to_text
+from .quantity_diff import (
+    ATOL,
+    RTOL,
+    STRUCTURAL,
+    QuantityDiff,
+    diff_quantity,
+    quantities,
+    readable_names,
+    short,
+    where_text,
+)
+from .verdicts import MODIFIED, ReportRow, _read_json, build_report
 
-#: Round-off: a quantity whose entries all agree within RTOL relative or ATOL absolute.
-#: Measured between an AMD EPYC and an Intel Xeon (same library versions): the numpy
-#: experiments' quantities differ by 1e-16 to 1.1e-6 relative (the largest: the best
-#: predictor in hindsight, an iterative solve), and quantities that are themselves round-off
-#: (Algorithm 2's relative regret excess, ~1e-10) by up to 4e-4 relative, 1e-15 absolute.
-RTOL, ATOL = 1e-5, 1e-9
-
-
-@dataclass(frozen=True)
-class QuantityDiff:
-    """One summary quantity compared: ``rel`` its largest relative difference over its
-    entries (0: identical; ``inf``: a finite value against a non-finite one), ``a``/``b`` the
-    entries where it is largest, ``kind`` ``"numbers"``, ``"other"`` (strings, booleans:
-    ``rel`` 0 or inf), ``"shape"`` (lists of other lengths), ``"only in A"``/``"only in B"``."""
-
-    path: str
-    rel: float
-    a: Any = None
-    b: Any = None
-    kind: str = "numbers"
-    abs: float = 0.0
-
-    @property
-    def roundoff(self) -> bool:
-        """Equal, or different within :data:`RTOL` relative or :data:`ATOL` absolute."""
-        return self.kind in ("numbers", "other") and (self.rel <= RTOL or self.abs <= ATOL)
+__all__ = ["ATOL", "RTOL", "ExperimentComparison", "QuantityDiff", "compare_experiment",
+           "compare_runs", "diff_quantity", "quantities", "to_json", "to_text",
+           "verdict_expectation"]
 
 
 @dataclass
 class ExperimentComparison:
-    """Everything :func:`compare_runs` found for one experiment."""
+    """Everything :func:`compare_runs` found for one experiment.
+
+    ``verdicts``: ``(claim, A's status, B's status)`` for each claim whose verdict changed;
+    ``verdict_notes[claim]``: ``(expected, why)`` for each of them (:func:`verdict_expectation`;
+    ``expected`` None where it cannot be said: a claim not judged on one side);
+    ``verdicts_same``: how many claims kept their verdict; ``problems``: why a summary could
+    not be read (the experiment is then not compared); ``notes``: what else limits the
+    comparison (a missing ``run.json``)."""
 
     name: str
     present: str  # "both", "only in A", "only in B"
@@ -76,19 +82,26 @@ class ExperimentComparison:
     quantities: list[QuantityDiff] = field(default_factory=list)
     verdicts: list[tuple[str, str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    verdict_notes: dict[str, tuple[bool | None, str]] = field(default_factory=dict)
+    verdicts_same: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def differing(self) -> list[QuantityDiff]:
-        """The quantities that differ, largest relative difference first."""
-        out = [q for q in self.quantities if q.rel != 0 or q.kind not in ("numbers", "other")]
-        return sorted(out, key=lambda q: (-q.rel if not math.isnan(q.rel) else -math.inf,
-                                          q.path))
+        """The quantities that differ: those beyond round-off first, each group largest
+        relative difference first."""
+        out = [q for q in self.quantities if q.rel != 0 or q.kind in STRUCTURAL]
+        return sorted(out, key=lambda q: (q.roundoff, -q.rel if not math.isnan(q.rel)
+                                          else -math.inf, -q.abs, q.path))
 
     @property
     def label(self) -> str:
-        """``identical``, ``round-off`` (every quantity within RTOL/ATOL) or ``differs``."""
-        if not self.quantities or self.problems:
-            return "not compared"
+        """``unreadable`` (a summary that cannot be read), ``only in A``/``only in B``,
+        ``identical``, ``round-off`` (every quantity within RTOL/ATOL) or ``differs``."""
+        if self.problems:
+            return "unreadable"
+        if self.present != "both":
+            return self.present
         diff = self.differing
         if not diff:
             return "identical"
@@ -99,91 +112,19 @@ class ExperimentComparison:
                 "environment": [list(e) for e in self.environment],
                 "code_versions": list(self.code_versions), "code_differs": self.code_differs,
                 "config": [list(c) for c in self.config],
-                "quantities": [{"path": q.path, "kind": q.kind,
-                                "relative_difference": _json_number(q.rel),
-                                "absolute_difference": _json_number(q.abs),
+                "quantities": [{"path": q.path, "name": q.name or q.path, "kind": q.kind,
+                                "relative_difference": q.rel, "absolute_difference": q.abs,
+                                "roundoff": q.roundoff, "where": list(q.where),
                                 "a": q.a, "b": q.b} for q in self.quantities],
-                "verdicts": [{"claim": c, "a": a, "b": b} for c, a, b in self.verdicts],
-                "problems": self.problems}
+                "verdicts": [{"claim": c, "a": a, "b": b,
+                              "expected": self.verdict_notes.get(c, (None, ""))[0],
+                              "why": self.verdict_notes.get(c, (None, ""))[1]}
+                             for c, a, b in self.verdicts],
+                "verdicts_same": self.verdicts_same,
+                "problems": self.problems, "notes": self.notes}
 
 
-def _json_number(x: float):
-    return x if math.isfinite(x) else str(x)
-
-
-# ------------------------------------------------------------------------------ walking
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
-
-
-def _numeric_list(x) -> bool:
-    """A list (possibly nested) of numbers and None: one quantity."""
-    if not isinstance(x, list):
-        return False
-    return all(_is_number(v) or v is None or _numeric_list(v) for v in x)
-
-
-def quantities(node, path: str = "") -> dict[str, Any]:
-    """The quantities of a summary: ``{path: value}`` for every number, numeric list, string,
-    boolean or None reached through dicts and lists of dicts (``path`` joined by ``/``)."""
-    out: dict[str, Any] = {}
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.update(quantities(v, f"{path}/{k}" if path else str(k)))
-    elif isinstance(node, list) and not _numeric_list(node):
-        for i, v in enumerate(node):
-            out.update(quantities(v, f"{path}/{i}" if path else str(i)))
-    else:
-        out[path] = node
-    return out
-
-
-def _flat(x) -> list:
-    if isinstance(x, list):
-        return [v for item in x for v in _flat(item)]
-    return [x]
-
-
-def _shape(x):
-    return [_shape(v) for v in x] if isinstance(x, list) else None
-
-
-def _entry_diff(a, b) -> tuple[float, float]:
-    """``(relative, absolute)`` difference of two entries (numbers or None)."""
-    if a is None or b is None:
-        return (0.0, 0.0) if a is b else (math.inf, math.inf)
-    fa, fb = float(a), float(b)
-    if fa == fb or (math.isnan(fa) and math.isnan(fb)):
-        return 0.0, 0.0
-    if not (math.isfinite(fa) and math.isfinite(fb)):
-        return math.inf, math.inf
-    d = abs(fa - fb)
-    return d / max(abs(fa), abs(fb)), d
-
-
-def diff_quantity(path: str, a, b) -> QuantityDiff:
-    """The largest relative difference between two values of one quantity."""
-    numeric = (_is_number(a) or _numeric_list(a)) and (_is_number(b) or _numeric_list(b))
-    if not numeric or a is None or b is None:
-        return QuantityDiff(path, 0.0 if a == b else math.inf, a, b, "other",
-                            0.0 if a == b else math.inf)
-    if _shape(a) != _shape(b):
-        return QuantityDiff(path, math.inf, _short(a), _short(b), "shape", math.inf)
-    worst = QuantityDiff(path, 0.0, _short(a), _short(b))
-    for x, y in zip(_flat(a), _flat(b)):
-        rel, d = _entry_diff(x, y)
-        if rel > worst.rel or (rel == worst.rel and d > worst.abs):
-            worst = QuantityDiff(path, rel, x, y, "numbers", d)
-    return worst
-
-
-def _short(x):
-    return x if not isinstance(x, list) else f"list of {len(_flat(x))}"
-
-
-# ------------------------------------------------------------------------------ comparing
+# ------------------------------------------------------------------------------ causes
 
 
 def _flatten_environment(env: Any, path: str = "") -> dict[str, Any]:
@@ -242,126 +183,167 @@ def _code_differs(run_a: dict, run_b: dict) -> list[str]:
     return out
 
 
-def compare_experiment(name: str, dir_a: Path, dir_b: Path, verdicts_a: dict,
-                       verdicts_b: dict) -> ExperimentComparison:
-    """:class:`ExperimentComparison` of experiment ``name`` under two output roots."""
-    sa, why_a = _read_json(dir_a / name / "summary.json", SUMMARY_MAX_BYTES)
-    sb, why_b = _read_json(dir_b / name / "summary.json", SUMMARY_MAX_BYTES)
-    ra, _ = _read_json(dir_a / name / "run.json", RUN_INFO_MAX_BYTES)
-    rb, _ = _read_json(dir_b / name / "run.json", RUN_INFO_MAX_BYTES)
-    present = "both" if sa and sb else ("only in A" if sa else "only in B")
+# ------------------------------------------------------------------------------ verdicts
+
+
+def verdict_expectation(row_a: ReportRow, row_b: ReportRow) -> tuple[bool | None, str]:
+    """Whether a claim's verdict changing between two runs was to be expected, and why.
+
+    ``(None, why)`` when either run's claim was not judged (not run, not trusted, modified
+    config); ``(True, why)`` when the claim is not declared for the scale of either run
+    (``Claim.scales``: it is not meant to hold there), or its margin on either run is below
+    :data:`~lds_toolkit.experiments.margins.FRAGILE_BELOW` in size (within one spread over
+    seeds of its threshold: another draw may flip it); ``(False, why)`` otherwise: declared
+    for the scale and clear of its threshold on both runs, it should not flip.
+    """
+    for side, row in (("A", row_a), ("B", row_b)):
+        if row.status == NOT_RUN:
+            return None, f"not judged in {side}: {row.result.message or 'not run'}"
+        if row.status == MODIFIED:
+            return None, f"not judged in {side}: modified config"
+    ra, rb = row_a.result, row_b.result
+    for r in (ra, rb):
+        if not r.expected:
+            return True, f"expected: not declared for the {r.scale} scale"
+    margins = [r.margin for r in (ra, rb)]
+    shown = ", ".join("none" if m is None else f"{m:.1f}" for m in margins)
+    if any(m is not None and abs(m) < FRAGILE_BELOW for m in margins):
+        return True, f"expected: within one spread over seeds (margins {shown})"
+    if all(m is None for m in margins):
+        return True, "expected: a single draw, no spread over seeds to judge it by"
+    return False, (f"NOT expected: declared for the {ra.scale} scale, margins {shown} "
+                   "(beyond one spread over seeds)")
+
+
+def _status(row) -> str:
+    return row.status if isinstance(row, ReportRow) else str(row)
+
+
+# ------------------------------------------------------------------------------ comparing
+
+
+def _summary(root: Path, name: str) -> tuple[dict | None, str]:
+    """``(summary, "")``, ``(None, "")`` when absent, ``(None, why)`` when unreadable."""
+    kind = entry_kind(root / name)
+    if kind not in (None, "a directory"):
+        return None, f"{root / name} is {kind}, not a directory of results (not followed)"
+    value, why = _read_json(root / name / "summary.json", SUMMARY_MAX_BYTES)
+    if value is not None and not value:
+        return None, "summary.json holds an empty object ({}), no numbers"
+    return value, why
+
+
+def _run_note(root: Path, name: str, side: str) -> tuple[dict | None, str]:
+    run, why = _read_json(root / name / "run.json", RUN_INFO_MAX_BYTES)
+    if why:
+        return None, f"{side}: run.json unreadable ({why}): its claims are not judged"
+    if run is None:
+        return None, (f"{side}: no run.json (the run did not finish writing its outputs): "
+                      "its claims are not judged, its environment and code are unknown")
+    return run, ""
+
+
+def compare_experiment(name: str, dir_a: Path, dir_b: Path,
+                       verdicts_a: Mapping[str, ReportRow | str],
+                       verdicts_b: Mapping[str, ReportRow | str]) -> ExperimentComparison:
+    """:class:`ExperimentComparison` of experiment ``name`` under two output roots
+    (``verdicts_a``/``_b``: claim id -> its :class:`ReportRow`, or its status)."""
+    dir_a, dir_b = Path(dir_a), Path(dir_b)
+    sa, why_a = _summary(dir_a, name)
+    sb, why_b = _summary(dir_b, name)
+    present = ("both" if (sa is not None or why_a) and (sb is not None or why_b)
+               else "only in A" if sa is not None or why_a else "only in B")
     comp = ExperimentComparison(name, present)
     comp.problems = [f"{side}: {why}" for side, why in (("A", why_a), ("B", why_b)) if why]
-    if present != "both":
+    if comp.problems or present != "both":
         return comp
-    comp.environment = environment_diff(ra, rb)
-    comp.code_versions = ((ra or {}).get("code_version"), (rb or {}).get("code_version"))
-    comp.code_differs = _code_differs(ra or {}, rb or {})
-    qa = quantities(sa.get("config", {}), "config")
-    qb = quantities(sb.get("config", {}), "config")
+    assert sa is not None and sb is not None
+    ra, note_a = _run_note(dir_a, name, "A")
+    rb, note_b = _run_note(dir_b, name, "B")
+    comp.notes = [n for n in (note_a, note_b) if n]
+    if ra is not None and rb is not None:  # else the notes say which is missing
+        comp.environment = environment_diff(ra, rb)
+        comp.code_versions = (ra.get("code_version"), rb.get("code_version"))
+        comp.code_differs = _code_differs(ra, rb)
+    config_a, config_b = sa.get("config", {}), sb.get("config", {})
+    qa, qb = quantities(config_a, "config"), quantities(config_b, "config")
     comp.config = [(k, qa.get(k, "(absent)"), qb.get(k, "(absent)"))
                    for k in sorted(set(qa) | set(qb)) if qa.get(k) != qb.get(k)]
-    qa = quantities({k: v for k, v in sa.items() if k != "config"})
-    qb = quantities({k: v for k, v in sb.items() if k != "config"})
+    body_a = {k: v for k, v in sa.items() if k != "config"}
+    body_b = {k: v for k, v in sb.items() if k != "config"}
+    seeds = {c.get("seeds") if isinstance(c, dict) else None for c in (config_a, config_b)}
+    n_seeds = seeds.pop() if len(seeds) == 1 else None
+    n_seeds = n_seeds if isinstance(n_seeds, int) else None
+    names = {**readable_names(body_b, n_seeds), **readable_names(body_a, n_seeds)}
+    qa, qb = quantities(body_a), quantities(body_b)
     for key in sorted(set(qa) | set(qb)):
         if key not in qb:
-            comp.quantities.append(QuantityDiff(key, math.inf, _short(qa[key]), None,
-                                                "only in A", math.inf))
+            q = QuantityDiff(key, math.inf, short(qa[key]), None, "only in A", math.inf)
         elif key not in qa:
-            comp.quantities.append(QuantityDiff(key, math.inf, None, _short(qb[key]),
-                                                "only in B", math.inf))
+            q = QuantityDiff(key, math.inf, None, short(qb[key]), "only in B", math.inf)
         else:
-            comp.quantities.append(diff_quantity(key, qa[key], qb[key]))
-    for claim in verdicts_a.keys() | verdicts_b.keys():
-        va, vb = verdicts_a.get(claim, "absent"), verdicts_b.get(claim, "absent")
-        if va != vb:
-            comp.verdicts.append((claim, va, vb))
-    comp.verdicts.sort()
+            q = diff_quantity(key, qa[key], qb[key])
+        label = names.get(key, key) + where_text(qa.get(key), q.where, n_seeds)
+        comp.quantities.append(QuantityDiff(q.path, q.rel, q.a, q.b, q.kind, q.abs, q.where,
+                                            label))
+    for claim in sorted(verdicts_a.keys() | verdicts_b.keys()):
+        row_a, row_b = verdicts_a.get(claim), verdicts_b.get(claim)
+        va = "absent" if row_a is None else _status(row_a)
+        vb = "absent" if row_b is None else _status(row_b)
+        if va == vb:
+            comp.verdicts_same += 1
+            continue
+        comp.verdicts.append((claim, va, vb))
+        if isinstance(row_a, ReportRow) and isinstance(row_b, ReportRow):
+            comp.verdict_notes[claim] = verdict_expectation(row_a, row_b)
     return comp
+
+
+def experiment_dirs(root: str | Path, names: list[str] | None = None) -> list[str]:
+    """The registered experiments (or those of ``names``) that have an entry under
+    ``root``."""
+    root = Path(root)
+    return [n for n in list_experiments() if (names is None or n in names)
+            and entry_kind(root / n) is not None]
+
+
+def check_compare_root(root: str | Path, what: str = "root") -> None:
+    """Raise ``ValueError`` unless ``root`` is an output root holding at least one
+    experiment's directory: a path that is not a directory, the directory of one
+    experiment's run (``summary.json`` or ``run.json`` directly inside) and a directory with
+    no experiment's results are each refused, saying which."""
+    path = Path(root)
+    if not str(root) or not path.is_dir():
+        raise ValueError(f"{what} {str(root)!r} is not a directory of results")
+    if (path / "summary.json").exists() or (path / "run.json").exists():
+        raise ValueError(f"{what} {str(root)!r} is the directory of one experiment's run (it "
+                         f"holds summary.json or run.json); give the output root above it, "
+                         f"{str(path.resolve().parent)!r}")
+    if not experiment_dirs(path):
+        raise ValueError(f"{what} {str(root)!r} holds no experiment's results (no NAME/ "
+                         "directory of a registered experiment; `lds-toolkit list` names "
+                         "them)")
 
 
 def compare_runs(dir_a: str | Path, dir_b: str | Path,
                  names: list[str] | None = None) -> list[ExperimentComparison]:
     """One :class:`ExperimentComparison` per registered experiment (or per one of ``names``)
-    that has a ``summary.json`` under either root, in registry order."""
+    that has a ``summary.json`` (readable or not) under either root, in registry order."""
     dir_a, dir_b = Path(dir_a), Path(dir_b)
-    verdicts: list[dict[str, dict[str, str]]] = []
+    verdicts: list[dict[str, dict[str, ReportRow]]] = []
     for root in (dir_a, dir_b):
-        by: dict[str, dict[str, str]] = {}
+        by: dict[str, dict[str, ReportRow]] = {}
         for row in build_report(root, names):
-            by.setdefault(row.experiment, {})[row.result.claim.id] = row.status
+            by.setdefault(row.experiment, {})[row.result.claim.id] = row
         verdicts.append(by)
+    present = set(experiment_dirs(dir_a, names)) | set(experiment_dirs(dir_b, names))
     out = []
     for name in list_experiments():
-        if names is not None and name not in names:
+        if name not in present:
             continue
-        if not ((dir_a / name / "summary.json").exists()
-                or (dir_b / name / "summary.json").exists()):
-            continue
-        out.append(compare_experiment(name, dir_a, dir_b, verdicts[0].get(name, {}),
-                                      verdicts[1].get(name, {})))
+        comp = compare_experiment(name, dir_a, dir_b, verdicts[0].get(name, {}),
+                                  verdicts[1].get(name, {}))
+        if comp.problems or (dir_a / name / "summary.json").exists() \
+                or (dir_b / name / "summary.json").exists():
+            out.append(comp)  # a directory without a summary on either side: unfinished
     return out
-
-
-# ------------------------------------------------------------------------------ rendering
-
-
-def _value(x) -> str:
-    return x if isinstance(x, str) else format_value(x)
-
-
-def _rel(q: QuantityDiff) -> str:
-    if q.kind in ("only in A", "only in B", "shape"):
-        return q.kind
-    return "changed" if q.kind == "other" else f"{q.rel:.1e}"
-
-
-def to_text(comparisons: list[ExperimentComparison], dir_a: str, dir_b: str,
-            width: int = 100) -> str:
-    """The comparisons for people, at most ``width`` columns: per experiment its label, the
-    environment and code differences, the config entries that differ, every quantity that
-    differs (largest relative difference first, with A's and B's values there) and every
-    verdict that changed."""
-    def wrap(text: str, first: str = "  ", rest: str = "      ") -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
-                             break_on_hyphens=False, break_long_words=True) or [first]
-
-    out = wrap(f"A: {dir_a}", "", "   ") + wrap(f"B: {dir_b}", "", "   ")
-    for c in comparisons:
-        out.append("")
-        if c.present != "both" or c.problems:
-            out.extend(wrap(f"{c.name}: {c.present}" + (f" ({'; '.join(c.problems)})"
-                                                       if c.problems else ""), ""))
-            continue
-        diff = c.differing
-        out.extend(wrap(f"{c.name}: {c.label} ({len(c.quantities)} quantities, "
-                        f"{len(diff)} differ; {len(c.verdicts)} verdicts changed)", ""))
-        for key, a, b in c.environment:
-            if key == "environment":  # run.json of a run made before it recorded one
-                out.extend(wrap(f"environment: {a} in A's run.json, {b} in B's"))
-            else:
-                out.extend(wrap(f"environment {key}: {_value(a)} -> {_value(b)}"))
-        if c.code_versions[0] != c.code_versions[1]:
-            what = "; ".join(c.code_differs) if c.code_differs else "not recorded which"
-            out.extend(wrap(f"code version {c.code_versions[0]} -> {c.code_versions[1]}: "
-                            f"{what}"))
-        for key, a, b in c.config:
-            out.extend(wrap(f"config {key}: {_value(a)} -> {_value(b)}"))
-        for q in diff:
-            where = "" if q.kind != "numbers" else f" ({_value(q.a)} -> {_value(q.b)})"
-            out.extend(wrap(f"{_rel(q):>9}  {q.path}{where}"))
-        for claim, a, b in c.verdicts:
-            out.extend(wrap(f"verdict [{claim}]: {a} -> {b}"))
-    labels = [c.label for c in comparisons]
-    out.append("")
-    counts = {lab: labels.count(lab) for lab in dict.fromkeys(labels)}
-    changed = sum(len(c.verdicts) for c in comparisons)
-    out.extend(wrap(f"{len(comparisons)} experiments: "
-                    + ", ".join(f"{n} {lab}" for lab, n in counts.items())
-                    + f"; {changed} verdicts changed", "", "    "))
-    return "\n".join(out) + "\n"
-
-
-def to_json(comparisons: list[ExperimentComparison]) -> str:
-    """The comparisons as JSON (a list of :meth:`ExperimentComparison.to_dict`)."""
-    return json.dumps([c.to_dict() for c in comparisons], indent=1, default=str) + "\n"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..._jsonable import finite_json
 from ..claims import FAILS, HOLDS, NOT_RUN, ClaimResult, format_value
 from .verdicts import (
     FRAGILE,
@@ -85,6 +86,28 @@ def _counts(rows: list[ReportRow]) -> str:
     return f"{len(rows)} claims: " + ", ".join(parts)
 
 
+#: The widest verdict column of the text report (longer verdicts overflow it).
+VERDICT_COLUMN = 30
+
+
+def _column(row: ReportRow) -> str:
+    """The verdict in the text report's column: ``not run`` for a run whose files cannot be
+    read (the reason follows in the text, once)."""
+    return NOT_RUN if row.status == NOT_RUN else row.verdict
+
+
+def unjudged(rows: list[ReportRow]) -> dict[str, str]:
+    """``{experiment: why}`` for every experiment whose results are there but could not be
+    judged: unreadable files, or numbers their ``run.json`` does not vouch for (``lds-toolkit
+    report`` exits 1 when there is one)."""
+    out: dict[str, str] = {}
+    for row in rows:
+        msg = row.result.message if row.status == NOT_RUN else ""
+        if msg.startswith(("unreadable", "not trusted")):
+            out.setdefault(row.experiment, msg)
+    return out
+
+
 def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
     """The rows for people, at most ``width`` columns: one block per experiment (how it ran,
     its config changes), then per claim a line with the verdict, where in the paper, our
@@ -110,7 +133,9 @@ def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
         if group[0].changes:
             out.extend(wrap("config modified: " + _changes_text(group[0].changes) + "; its "
                             "claims are judged as 'modified config'", "  ", "    "))
-        verdict_w = max(len(r.verdict) for r in group)
+        # the column holds the short verdicts; a longer one (a modified config's) is not
+        # allowed to squeeze the wrapped text into a narrow column
+        verdict_w = min(max(len(_column(r)) for r in group), VERDICT_COLUMN)
         for row in group:
             r, c = row.result, row.result.claim
             if r.verdict == NOT_RUN:
@@ -126,7 +151,7 @@ def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
                 margin = r.describe_margin().removeprefix("fragile: ")
                 if margin:
                     detail += f", {margin}"
-            head = f"  {row.verdict:<{verdict_w}}  {c.where} [{c.id}]: {detail}"
+            head = f"  {_column(row):<{verdict_w}}  {c.where} [{c.id}]: {detail}"
             out.extend(wrap(head, "", " " * (verdict_w + 4)))
             out.extend(wrap(c.statement, indent, indent))
             if row.status == PAPER_ERROR:
@@ -137,8 +162,10 @@ def to_text(rows: list[ReportRow], width: int = WIDTH) -> str:
 
 
 def to_json(rows: list[ReportRow]) -> str:
-    """The rows as JSON (a list of :meth:`ReportRow.to_dict`), as ``report.json``."""
-    return json.dumps([r.to_dict() for r in rows], indent=1) + "\n"
+    """The rows as strict JSON (a list of :meth:`ReportRow.to_dict`), as ``report.json``:
+    NaN and infinities as the strings ``"nan"``, ``"inf"``, ``"-inf"`` (JSON has none)."""
+    return json.dumps(finite_json([r.to_dict() for r in rows]), indent=1,
+                      allow_nan=False) + "\n"
 
 
 def write_report(rows: list[ReportRow], out: str | Path) -> tuple[Path, Path]:

@@ -227,10 +227,11 @@ def verify_outputs(outdir: str | os.PathLike) -> list[str]:
     ``outdir`` is the directory of one run (``OUT/NAME``); ``FileNotFoundError`` when nothing
     is there and ``NotADirectoryError`` when it is not a directory, so that a mistyped path is
     not reported as an unfinished run."""
+    given = os.fspath(outdir)  # named as the caller wrote it (Path drops a trailing slash)
     outdir = Path(outdir)
     if not outdir.is_dir():
         kind = entry_kind(outdir)
-        where = f"the directory of one run (OUT/NAME, holding run.json), got {str(outdir)!r}"
+        where = f"the directory of one run (OUT/NAME, holding run.json), got {given!r}"
         if kind is None:
             raise FileNotFoundError(f"outdir must be {where}, which does not exist")
         raise NotADirectoryError(f"outdir must be {where}, which is {kind}, not a directory")

@@ -27,12 +27,17 @@ every export (``to_lds()`` discrete or continuous, one channel or all, ``s4_recu
 gives them back, channel ``h`` keeping the names of input and output ``h``. State names are
 not kept: the layer's states are modal coordinates of its own. A list of single-channel systems
 gives its channels their systems' input and output names when these are all different, else
-the defaults ``u[h]``, ``y[h]``. Names do not travel through ``state_dict`` (a checkpoint):
-a reloaded layer exports the defaults.
+the defaults ``u[h]``, ``y[h]``. Names travel through ``state_dict`` (a checkpoint) as the
+entry ``_lds_names`` of the layer's SSM, a uint8 tensor of their UTF-8 JSON
+(:func:`names_tensor`, :func:`names_from_tensor`: a tensor, so that code handling state
+dicts as tensors keeps working), so a fresh layer that loads a trained layer's state dict
+exports the same names; a state dict without the entry (written before, or by a layer that
+was never given names) loads as before and leaves the layer's names as they are.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -132,6 +137,36 @@ def remember_names(module, system) -> None:
     module.__dict__["_lds_names"] = names  # a plain attribute: not a parameter or buffer
 
 
+#: The state-dict entry (under the SSM's prefix) that holds the names.
+NAMES_KEY = "_lds_names"
+
+
+def names_tensor(module) -> torch.Tensor | None:
+    """The names :func:`remember_names` stored on ``module`` as a uint8 tensor of their UTF-8
+    JSON (None when it holds none)."""
+    names = module.__dict__.get("_lds_names")
+    if not names:
+        return None
+    data = json.dumps(names, sort_keys=True).encode()
+    return torch.tensor(list(data), dtype=torch.uint8)
+
+
+def names_from_tensor(value, where: str) -> dict:
+    """The names of a state dict's ``_lds_names`` entry (:func:`names_tensor`);
+    ``ValueError`` naming ``where`` when it is not such an entry."""
+    try:
+        if not (torch.is_tensor(value) and value.dtype == torch.uint8 and value.dim() == 1):
+            raise TypeError(f"a {type(value).__name__}")
+        names = json.loads(bytes(value.tolist()).decode())
+        if not isinstance(names, dict) or not all(
+                k in ("inputs", "outputs", "name") for k in names):
+            raise TypeError("not a mapping of inputs, outputs and name")
+    except (TypeError, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where} must be the signal names of a layer's state dict (a "
+                         f"uint8 tensor of their JSON), got {exc}") from None
+    return names
+
+
 def export_names(module, channel: int | None) -> dict:
     """The LDS name keywords of an export of ``module`` (all ``d_model`` channels, or one):
     the names :func:`remember_names` stored, else ``u[h]``, ``y[h]``."""
@@ -196,8 +231,9 @@ def _channel_systems(system, owner: str):
         pieces = []
         for i, s in enumerate(system):
             if not _is_system(s):
-                raise TypeError(f"{owner}: system[{i}] must be an LDS, a control.StateSpace or an "
-                                f"S4Recursion, got {type(s).__name__}")
+                raise TypeError(f"{owner}: system[{i}] must be an LDS, a control.StateSpace, a "
+                                f"control.TransferFunction or an S4Recursion, got "
+                                f"{type(s).__name__}")
             s = s4_form(s, owner)
             if (s.n_inputs, s.n_outputs) != (1, 1):
                 raise ValueError(
@@ -210,8 +246,9 @@ def _channel_systems(system, owner: str):
             raise ValueError(f"{owner}: the systems must be all discrete or all continuous")
         return pieces, len(pieces)
     raise TypeError(
-        f"{owner}: system must be an LDS (or control.StateSpace, or S4Recursion) or a "
-        f"non-empty sequence of single-channel ones, got {type(system).__name__}"
+        f"{owner}: system must be an LDS (or control.StateSpace, control.TransferFunction or "
+        f"S4Recursion) or a non-empty sequence of single-channel ones, got "
+        f"{type(system).__name__}"
     )
 
 

@@ -28,7 +28,7 @@ from .._validation import (
     check_sequence,
     watch_outputs,
 )
-from ._bridge import ChannelBlocks, export_names
+from ._bridge import NAMES_KEY, ChannelBlocks, export_names, names_from_tensor, names_tensor
 from ._fftconv import causal_conv, compute_dtype
 from ._init import Seed, on_default_device, seeded
 from ._recompute import active, rowwise
@@ -58,6 +58,25 @@ class SSMBase(nn.Module):
     listed in ``ssm_parameter_names`` for :func:`ssm_parameter_groups`) and implement
     ``kernel``, ``step``, ``_states``, ``_forward_with_state`` and ``_real_blocks``.
     """
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        names = names_tensor(self)  # the from_lds system's signal names (_bridge docstring)
+        if names is not None:
+            destination[prefix + NAMES_KEY] = names
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+        key = prefix + NAMES_KEY
+        if key in state_dict:  # absent: written before names travelled, or none given
+            if key in unexpected_keys:
+                unexpected_keys.remove(key)
+            try:
+                self.__dict__["_lds_names"] = names_from_tensor(state_dict[key], key)
+            except ValueError as exc:
+                error_msgs.append(str(exc))
 
     #: parameters that state-spaces/s4 trains with their own lr and no weight decay
     ssm_parameter_names: tuple[str, ...] = ()

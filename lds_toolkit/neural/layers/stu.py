@@ -61,6 +61,7 @@ from .._validation import (
 from ._fftconv import causal_conv, compute_dtype, fft_len, irfft, rfft
 from ._init import Seed, on_default_device, seeded
 from ._recompute import active, blockwise
+from ._stu_lds import STULDSState, check_tol, layer_lds, lds_step, step_matrices
 
 FORMS = ("exact", "tensordot")
 BRANCHES = ("both", "positive")
@@ -157,7 +158,10 @@ class STU(nn.Module):
     -----
     ``forward`` runs the convolutions by FFT: the exact form as one ``d_in x d_out`` transfer
     matrix per frequency, ``W(w) = sum_i F_i(w) M_i``, so its cost does not grow with batch × k;
-    ``step`` is the streaming mode (O(T k d) per step for the exact form, O(T d) tensordot).
+    ``step`` is the streaming mode: by default through :meth:`to_lds`'s system, a constant
+    O(d n_f d) (exact) or O(d n_f + d^2) (tensordot) per step with n_f ~ 40-100 states per
+    bank; ``initial_state(..., mode="window")`` keeps the sliding window of the last T
+    inputs, exact, O(T k d) per step for the exact form, O(T d) tensordot.
     """
 
     #: Exact form: recompute the per-frequency transfer matrices in the backward pass, in
@@ -200,6 +204,7 @@ class STU(nn.Module):
         self.filter_kind = check_choice(filter_kind, "filter_kind", name, KINDS)
 
         sigma, phi = self._get_filters(filters)
+        self._source_filters = (sigma, phi, filters is not None)  # float64, for to_lds
         # (T, k): sigma^{1/4} phi. An eigenvalue of the positive semi-definite H_T below the
         # float64 floor can come out slightly negative; its fourth root would be NaN and make
         # every output NaN, so it is clipped to 0 (its true value is ~0 to round-off; the
@@ -374,23 +379,95 @@ class STU(nn.Module):
         err = float(np.linalg.norm(fitted - h) / np.linalg.norm(h))
         return LDSFit(system, h, fitted, err, sv)
 
-    def initial_state(self, batch: int, dtype=None, device=None) -> STUState:
-        """Zero history: the last ``seq_len + lag`` inputs and ``k_y`` outputs all zero."""
-        batch = check_int(batch, "batch", type(self).__name__, minimum=0)
-        dtype = dtype or next(self.parameters()).dtype
+    def to_lds(self, channel: int | None = None, *, tol: float = 1e-6):
+        """The layer as one discrete :class:`lds_toolkit.systems.LDS` (float64, dt = 1).
+
+        Each filter is replaced by its exponential-sum fit (:func:`lds_toolkit.filters_as_lds`,
+        relative L2 error <= ``tol`` per filter): one bank of n_f diagonal states per input
+        channel (exact form) or per output channel (tensordot form), a delay line for ``lag``
+        and ``k_u``, ``k_y`` fed-back output states; equations in
+        :mod:`lds_toolkit.neural.layers._stu_lds`. ``simulate(layer.to_lds(), u)`` (standard
+        convention) is ``forward`` to about ``tol`` for inputs up to ``seq_len`` long.
+
+        Parameters
+        ----------
+        channel : int or None
+            ``None`` (default): all ``d_model`` inputs and outputs. ``i``: the single-input
+            system from input ``i`` to all outputs (STU mixes channels, so one input reaches
+            every output): ``simulate(layer.to_lds(i), u[:, i])`` is ``forward`` of an input
+            that is zero on every other channel.
+        tol : float
+            Relative L2 error of the filter fit (a ValueError names the best error reached
+            when no fit meets it).
+
+        Names: inputs ``u[h]``, outputs ``y[h]``; the system's name is ``"STU"``.
+        """
+        name = type(self).__name__
+        if channel is not None:
+            channel = check_int(channel, "channel", name, minimum=0)
+            if channel >= self.d_model:
+                raise ValueError(f"{name}: channel must be in [0, {self.d_model - 1}], "
+                                 f"got {channel}")
+        with torch.no_grad():
+            return layer_lds(self, channel, check_tol(tol, name))
+
+    def initial_state(self, batch: int, dtype=None, device=None, *, mode: str = "lds",
+                      tol: float = 1e-6):
+        """Zero history for :meth:`step`.
+
+        ``mode="lds"`` (default): an :class:`STULDSState` (float64 whatever ``dtype``: the
+        exponential-sum coefficients cancel, see :meth:`to_lds`), constant size; ``tol`` is
+        the filter fit's. ``mode="window"``: an :class:`STUState` holding the last
+        ``seq_len + lag`` inputs and ``k_y`` outputs, all zero (``tol`` unused).
+        """
+        name = type(self).__name__
+        batch = check_int(batch, "batch", name, minimum=0)
+        check_choice(mode, "mode", name, ("lds", "window"))
         device = device if device is not None else self.filters.device
+        if mode == "lds":
+            tol = check_tol(tol, name)
+            self.__dict__["_step_tol"] = tol
+            d, f64 = self.d_model, torch.float64
+            nw = max(self.lag + self.k_u - 1, self.lag)
+            n_f = self._lds_step_matrices(tol, device).lam.numel()
+            return STULDSState(torch.zeros(batch, d, n_f, dtype=f64, device=device),
+                               torch.zeros(batch, nw, d, dtype=f64, device=device),
+                               torch.zeros(batch, self.k_y, d, dtype=f64, device=device))
+        dtype = dtype or next(self.parameters()).dtype
         return STUState(
             torch.zeros(batch, self.seq_len + self.lag, self.d_model, dtype=dtype, device=device),
             torch.zeros(batch, self.k_y, self.d_model, dtype=dtype, device=device),
         )
 
-    def step(self, x_t: torch.Tensor, state: STUState):
-        """One step: x_t (B, d) -> (y_t, state). Exact for the first seq_len steps (the filters'
-        support); later steps use the last seq_len inputs, a sliding window."""
+    def _lds_step_matrices(self, tol: float, device):
+        """The step's matrices, recomputed when a parameter, the device or tol changed."""
+        key = (tol, str(device)) + tuple((p.data_ptr(), p._version, p.dtype, p.device)
+                                         for p in self.parameters())
+        memo = self.__dict__.get("_lds_step_memo")
+        if memo is None or memo[0] != key:
+            with torch.no_grad():
+                memo = (key, step_matrices(self, tol, device))
+            self.__dict__["_lds_step_memo"] = memo
+        return memo[1]
+
+    def step(self, x_t: torch.Tensor, state):
+        """One step: x_t (B, d) -> (y_t, state).
+
+        With an :class:`STULDSState` (``initial_state``'s default): the state update of
+        :meth:`to_lds`'s system, constant cost per step; equal to ``forward`` to about the
+        filter fit's tol for the first seq_len steps, after which the filters' exponential
+        sums continue. With an :class:`STUState` (``mode="window"``): exact for the first
+        seq_len steps (the filters' support); later steps use the last seq_len inputs, a
+        sliding window."""
         name = type(self).__name__
         check_step_input(x_t, self.d_model, name)
+        if isinstance(state, STULDSState):
+            tol = self.__dict__.get("_step_tol", 1e-6)
+            with torch.no_grad():
+                return lds_step(self, self._lds_step_matrices(tol, x_t.device), x_t, state)
         if not isinstance(state, STUState):
-            raise TypeError(f"{name}: state must be an STUState from initial_state(batch)")
+            raise TypeError(f"{name}: state must be an STULDSState or STUState from "
+                            "initial_state(batch)")
         cd = compute_dtype(x_t.dtype)
         inputs = torch.cat([state.inputs[:, 1:].to(cd), x_t.to(cd).unsqueeze(1)], dim=1)
         T = self.seq_len

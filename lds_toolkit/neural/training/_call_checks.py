@@ -5,12 +5,15 @@ that no single one says alone.
 * the data hold sequences and their mask marks positions (an all-False training mask would
   train on nothing and report a loss of 0, an all-False evaluation mask a NaN loss);
 * ``callback`` is callable;
+* the model has values: a parameter or buffer on the meta device is refused
+  (:func:`check_materialised`, also by ``evaluate`` and ``predict``);
 * settings that train, but not as their value suggests, are said with a
-  :class:`TrainSettingWarning`: a ``warmup`` longer than ``steps`` (the learning rate never
-  reaches ``lr``; a warning rather than an error, so that a short smoke run of an experiment
-  whose config has a long warm-up still runs), a ``batch_size`` asked for above the number of
-  sequences (every step uses them all; the batch never holds more than the data, so no
-  memory beyond the data's own is at stake);
+  :class:`TrainSettingWarning` and kept in the result's ``notes`` (:func:`setting_notes`),
+  so that the result does not read as a plain "completed": a ``warmup`` longer than
+  ``steps`` (the learning rate never reaches ``lr``; a warning rather than an error, so that
+  a short smoke run of an experiment whose config has a long warm-up still runs), a
+  ``batch_size`` asked for above the number of sequences (every step uses them all; the
+  batch never holds more than the data, so no memory beyond the data's own is at stake);
 * the model can take the data: token data (``vocab_size``) need a model with an embedding,
   real-valued data a model without one (checked for models that say which they are, such as
   :class:`~lds_toolkit.neural.SequenceModel`); float16 parameters are refused on the CPU,
@@ -55,20 +58,45 @@ def check_positions(data: SequenceTask, mask: str, what: str, name: str = "data"
                          f"at position t of sequence i counts")
 
 
+def check_materialised(model: nn.Module, what: str) -> None:
+    """``ValueError`` when a parameter or buffer of ``model`` is on the meta device (shapes
+    without values: what ``torch.device("meta")`` builds), which nothing can train or score:
+    torch would fail inside the first step, or a forward pass would give values-less
+    outputs."""
+    for kind, items in (("parameter", model.named_parameters()),
+                        ("buffer", model.named_buffers())):
+        for name, tensor in items:
+            if tensor.is_meta:
+                raise ValueError(
+                    f"{what}: the model's {kind} {name!r} is on the meta device (a shape "
+                    "without values); materialise the model first, e.g. "
+                    "model.to_empty(device='cpu') and then load a state dict or "
+                    "re-initialise it, or build it outside torch.device('meta')")
+
+
+def setting_notes(cfg) -> list[str]:
+    """What a run's settings make it do other than their values suggest (module docstring):
+    said as a :class:`TrainSettingWarning` at the start and kept in the result's ``notes``."""
+    notes = []
+    if cfg.warmup > cfg.steps:
+        notes.append(f"warmup={cfg.warmup} is longer than the run (steps={cfg.steps}): the "
+                     f"learning rate never reaches lr={cfg.lr:g} (it ends at "
+                     f"{cfg.steps / cfg.warmup:.3g} of it); give warmup <= steps")
+    return notes
+
+
 def check_train_call(model: nn.Module, data: SequenceTask, cfg, callback,
                      eval_data: SequenceTask | None, device: torch.device) -> None:
     """The checks of the module docstring for ``train(model, data, cfg, ...)``."""
+    check_materialised(model, "train")
     check_positions(data, "mask", "train")
     if eval_data is not None:
         check_positions(eval_data, "eval_mask", "train", "eval_data")
     if callback is not None and not callable(callback):
         raise TypeError(f"train: callback must be a function callback(step, record) or None, "
                         f"got {type(callback).__name__} {callback!r:.60}")
-    if cfg.warmup > cfg.steps:
-        warnings.warn(TrainSettingWarning(
-            f"train: warmup={cfg.warmup} is longer than the run (steps={cfg.steps}): the "
-            f"learning rate never reaches lr={cfg.lr:g} (it ends at {cfg.steps / cfg.warmup:.3g}"
-            f" of it); give warmup <= steps"), stacklevel=3)
+    for note in setting_notes(cfg):
+        warnings.warn(TrainSettingWarning(f"train: {note}"), stacklevel=3)
     if cfg.batch_size > len(data) and cfg.batch_size != _DEFAULT_BATCH:  # asked for
         warnings.warn(TrainSettingWarning(
             f"train: batch_size={cfg.batch_size} is larger than the {len(data)} training "

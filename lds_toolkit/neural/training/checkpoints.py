@@ -21,7 +21,8 @@ notice a flipped byte) or foreign file, one written with other training settings
 carrying another tag (stale: another task or code version) and one holding non-finite
 parameters. A diverged run's state goes to :func:`diverged_checkpoint_path`, beside the last
 good checkpoint. Files of the previous format (``lds_toolkit-checkpoint/1``, no digest, no
-tag) are still read.
+tag) are still read; a file labelled so that carries a digest or a tag (a later format
+relabelled, which would skip its checks) is refused.
 """
 
 from __future__ import annotations
@@ -172,6 +173,13 @@ def _load_checkpoint(path: Path, model, opt, cfg):
         raise CheckpointError(f"checkpoint {path} is not a checkpoint of this version of "
                               f"lds_toolkit.neural.train ({type(exc).__name__}: {exc}): "
                               f"{advice}") from None
+    if meta["format"] == _READABLE_FORMATS[0] and ("sha256" in meta or "tag" in meta):
+        # format 1 had no digest and no tag: a file carrying them was written as a later
+        # format, and relabelling it would skip its digest and tag checks
+        raise CheckpointError(f"checkpoint {path} says format {meta['format']!r} but carries "
+                              f"a digest or tag, which that format never had: a later "
+                              f"format relabelled (a downgrade, refused so that its digest "
+                              f"is checked): {advice}")
     if meta["format"] != _READABLE_FORMATS[0]:
         body = {k: v for k, v in state.items() if k != "meta"}
         if meta.get("sha256") != state_digest(body):

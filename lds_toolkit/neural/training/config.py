@@ -403,6 +403,9 @@ precision`): float32; TF32 matrix products on CUDA (float32 elsewhere: there is 
         if unknown:
             raise ValueError(f"TrainConfig.compile: unknown torch.compile arguments {unknown}; "
                              f"allowed: {COMPILE_OPTIONS}")
+        backend = value.get("backend")
+        if isinstance(backend, str):  # a callable backend is torch.compile's to judge
+            check_compile_backend(backend)
 
     def compile_options(self, device: torch.device) -> dict | None:
         """The keyword arguments ``train`` passes to ``torch.compile`` on ``device`` (None:
@@ -420,6 +423,24 @@ precision`): float32; TF32 matrix products on CUDA (float32 elsewhere: there is 
              and not (k in _OPTIONAL_FIELDS and v is None)
              and not (k in _DEFAULT_OMITTED and v == _DEFAULT_OMITTED[k])}
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def check_compile_backend(backend: str) -> None:
+    """``ValueError`` naming ``TrainConfig.compile['backend']`` and the backends torch knows
+    (``torch._dynamo.list_backends``) when ``backend`` is not one of them, when the config
+    is made rather than at the first step."""
+    from torch._dynamo import list_backends
+    from torch._dynamo.backends.registry import lookup_backend
+    from torch._dynamo.exc import InvalidBackend
+
+    try:
+        lookup_backend(backend)
+    except InvalidBackend:
+        debug = [b for b in ("eager", "aot_eager") if b in list_backends(exclude_tags=())]
+        raise ValueError(f"TrainConfig.compile['backend'] must be a torch.compile backend, "
+                         f"got {backend!r}; available here: {', '.join(list_backends())}"
+                         + (f" (and torch's debug backends, e.g. {', '.join(debug)})"
+                            if debug else "")) from None
 
 
 def lr_factor(step: int, cfg: TrainConfig) -> float:

@@ -27,7 +27,7 @@ from torch.nn import functional as F
 from ..._validation import check_finite, check_int
 from .._validation import input_checks
 from ..tasks import IGNORE_INDEX, SequenceTask
-from ._call_checks import check_model_takes, check_positions
+from ._call_checks import check_materialised, check_model_takes, check_positions
 from .batching import _param_dtype, _Tensors, as_tensors, scored_lengths
 from .runtime import check_precision, resolve_device
 from .runtime import precision as compute_in
@@ -74,6 +74,7 @@ def non_finite_parameter(model: nn.Module) -> str | None:
 
 
 def _require_finite_parameters(model: nn.Module, what: str) -> None:
+    check_materialised(model, what)  # meta tensors have no values to test
     name = non_finite_parameter(model)
     if name is not None:
         raise ValueError(f"{what}: the model's parameter {name!r} holds NaN or inf values (a "

@@ -94,7 +94,7 @@ from torch import nn
 from ..._repr import compact_repr
 from .._validation import input_checks
 from ..tasks import SequenceTask
-from ._call_checks import check_train_call
+from ._call_checks import check_train_call, setting_notes
 from ._loop import check_deadline, run_loop
 from ._run_state import TrainRun
 from .checkpoints import check_checkpoint_path
@@ -120,6 +120,9 @@ class TrainResult:
     status : str
         ``"completed"`` (all ``steps`` done), ``"target_reached"``, ``"plateaued"`` (the
         held-out curve flattened, see :class:`Plateau`) or ``"diverged"``.
+    notes : list of str
+        What the settings made the run do other than their values suggest (a ``warmup``
+        longer than ``steps``: the learning rate never reached ``lr``); empty for most runs.
     divergence : DivergenceReport or None
     steps_done : int
         Optimizer updates applied (including those before a resume).
@@ -137,6 +140,10 @@ class TrainResult:
     seconds: float
     resumed_from: int | None = None
     final_eval: dict[str, float] = field(default_factory=dict)
+    #: What the run's settings made it do other than their values suggest (a warm-up
+    #: longer than the run: the fraction of lr it reached), as warned at its start; set by
+    #: :func:`train` (not a constructor argument).
+    notes: list[str] = field(default_factory=list, init=False)
 
     @property
     def diverged(self) -> bool:
@@ -146,8 +153,10 @@ class TrainResult:
     def __repr__(self) -> str:
         loss = self.history.get("loss")
         last = float(loss[-1]) if loss is not None and len(loss) else float("nan")
+        extra = {"notes": self.notes} if self.notes else {}
         return compact_repr(self, status=self.status, steps_done=self.steps_done,
-                            last_loss=last, final_eval=self.final_eval, seconds=self.seconds)
+                            last_loss=last, final_eval=self.final_eval, seconds=self.seconds,
+                            **extra)
 
 
 # ------------------------------------------------------------------------------------ train
@@ -243,4 +252,6 @@ def _result(run: TrainRun, stacklevel: int = 3) -> TrainResult:
         if run.cfg.on_divergence == "raise":
             raise TrainingDivergedError(run.report)
         warnings.warn(str(run.report), RuntimeWarning, stacklevel=stacklevel)
-    return TrainResult(**run.result_fields())
+    result = TrainResult(**run.result_fields())
+    result.notes = setting_notes(run.cfg)
+    return result
