@@ -239,10 +239,9 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4,
-          "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "s4_discretize": check_s4_bilinear, "tustin": check_tustin,
+    "tustin_from_s4": check_tustin_from_s4, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:
