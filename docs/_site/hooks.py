@@ -12,8 +12,11 @@
   naming a path of the build (the repository, the Python installation, the home directory)
   fails the build (:func:`published_outputs`).
 * **Lessons.** Every ``docs/lessons/NN_slug.py`` becomes the page ``lessons/NN_slug.md`` and
-  its downloads (student and solution notebooks, slides, otter autograder archive), built by
-  ``docs/_site/lessons.py`` (executed lessons cached in ``.cache/docs-lessons/``), and
+  its downloads, built by ``docs/_site/lessons.py`` (executed lessons cached in
+  ``.cache/docs-lessons/``): on the public site the student notebook and slides only, no
+  solution anywhere (the lesson sources and the answer keys are excluded in mkdocs.yml);
+  with ``LDS_DOCS_INSTRUCTOR=1`` the instructor site (solutions folded under the exercises,
+  solution notebooks, instructor slides, otter autograder archives, sources), and
   ``lessons/vendor/`` holds the scripts the slides load (reveal.js, require.js, MathJax:
   ``docs/_site/slides_vendor/``), so that they work offline; the
   "Teaching" section of the navigation lists them in order after the syllabus
