@@ -95,6 +95,10 @@ class StreamingProtocol:
         """The diagonal-LDS bank the steps stream through, or None (the exact window)."""
         return None
 
+    def _check_params(self) -> None:
+        """Validate the hyper-parameters without building anything: a cold ``predict_one``
+        answers 0.0 before any filter is made, and must refuse what ``learn_one`` would."""
+
     def _make_codecs(self) -> tuple[SignalCodec, SignalCodec]:
         """The readers of ``x`` (u_t) and ``y`` (y_t): dict features by name, a missing one is
         0, a new one a new input column; dict targets keep their first names."""
@@ -265,6 +269,7 @@ class StreamingProtocol:
         if not self._started():
             dims = self._cold_dims()
             if dims is None:
+                self._check_params()
                 codec = self._make_codecs()[0]
                 if not _is_featureless(x, codec):
                     codec.encode(x)  # the value is checked even when cold

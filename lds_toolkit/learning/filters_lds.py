@@ -244,8 +244,8 @@ def filters_as_lds(T: int, k: int, kind: str = "H", *, branch: str = "positive",
     k = check_int("k", k)
     if k > T:
         raise ValueError(f"k must be <= T (a T x T matrix has T eigenpairs), got k={k}, T={T}")
-    if kind not in ("H", "N"):
-        raise ValueError(f"kind must be 'H' (eq. 3) or 'N' (eq. 5), got {kind!r}")
+    if not isinstance(kind, str) or kind not in ("H", "N"):
+        raise ValueError(f"kind must be 'H' (eq. 3) or 'N' (eq. 5), got {kind!r:.80}")
     check_choice("branch", branch, _BRANCHES)
     check_choice("precision", precision, ("double", "extended"))
     tol = check_real("tol", tol, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)

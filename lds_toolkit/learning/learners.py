@@ -149,6 +149,11 @@ class _SpectralBase(OnlineLearner):
                              f"the (horizon, k={self.k}) float64 spectral filters alone")
         return T, int(self.k), L
 
+    def _check_params(self) -> None:
+        self._check_common()
+        self._radius()
+        self._lr()
+
     def _radius(self):
         return check_positive("radius", self.radius, allow_inf=True)
 
