@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
@@ -64,6 +64,7 @@ def check_trigger(trigger, *, verbose: bool = True,
     rng = np.random.default_rng(8)
     mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
             "K": np.asarray(sys.K)}
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
                       for s, k in ((0.0, 0.5), (1.0, 0.3), (0.1, 0.5), (0.5, 0.9),
                                    (2.0, 0.1))]
@@ -107,6 +108,7 @@ def check_first_event(first_event, *, verbose: bool = True,
     flow by one grid step on these cases, so the hint for an event one step late names both;
     the sign of ``e``, ``e^{A_z} h``, a held state that moves and ``u = K x(t)`` have their own.
     """
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
                       {"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
                       {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
@@ -244,6 +246,7 @@ def check_replay(replay, *, verbose: bool = True,
     shifted = times.copy()
     shifted[1:] += np.random.default_rng(9).uniform(-0.005, 0.005, times.size - 1)
     # every case gets its own arrays (a student's in-place edit of one cannot reach another)
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"sample_times": times.copy(), "inputs": inputs.copy(), "t_end": 4.0},
                       {"sample_times": shifted, "inputs": inputs.copy(), "t_end": 4.0},
                       {"sample_times": times[:4].copy(), "inputs": inputs[:4].copy(),
