@@ -8,6 +8,7 @@ rather than deep inside a numba core.
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from numbers import Integral, Real
 
 import numpy as np
@@ -129,9 +130,12 @@ def check_bool(name: str, value) -> bool:
 
 
 def check_choice(name: str, value, choices) -> str:
-    """One of a fixed set of strings."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    """One of a fixed set of strings (an array, a list or another unhashable value is refused
+    by name, not by numpy's "truth value of an array is ambiguous")."""
+    if not isinstance(value, Hashable) or value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {_describe(value)}"
+                         if isinstance(value, np.ndarray) else
+                         f"{name} must be one of {sorted(choices)}, got {value!r}")
     return value
 
 

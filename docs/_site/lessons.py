@@ -529,11 +529,18 @@ def _executed_cache(script: Path) -> Path:
     return cache
 
 
+_YES, _NO = ("1", "true", "yes"), ("", "0", "false", "no")
+
+
 def instructor_site() -> bool:
     """``LDS_DOCS_INSTRUCTOR=1``: the site for instructors (solutions folded under the
     exercises, solution notebooks, autograder archives, sources); otherwise the public site,
-    which holds no solution."""
-    return os.environ.get("LDS_DOCS_INSTRUCTOR", "0") in ("1", "true", "yes")
+    which holds no solution. Another value is refused: a typo must not pick a site."""
+    value = os.environ.get("LDS_DOCS_INSTRUCTOR", "0")
+    if value.strip().lower() not in _YES + _NO:
+        raise ValueError(f"LDS_DOCS_INSTRUCTOR must be one of {', '.join(_YES + _NO[1:])} (or "
+                         f"empty), got {value!r:.60}")
+    return value.strip().lower() in _YES
 
 
 def site_files(script: Path, run: bool, published=None,
@@ -556,6 +563,9 @@ def site_files(script: Path, run: bool, published=None,
 
     if instructor is None:
         instructor = instructor_site()
+    elif not isinstance(instructor, bool):
+        raise TypeError(f"instructor must be True, False or None (LDS_DOCS_INSTRUCTOR), got "
+                        f"{type(instructor).__name__} {instructor!r:.60}")
     stem = script.stem
     files: dict[str, bytes] = {}
     if run:
@@ -604,6 +614,38 @@ def site_files(script: Path, run: bool, published=None,
     return body, files
 
 
+def checked_out(out) -> Path:
+    """The build's root ``out`` resolved, refused (naming ``--out``) before anything is made
+    when it is empty (the build would land in the current directory), an existing file, or
+    under a file."""
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
+        raise ValueError(f"--out must name a directory for the build (student/ and "
+                         f"instructor/ go under it), got {out!r:.60}")
+    path = Path(out).expanduser().resolve()
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"--out {str(out)!r:.80}: {str(p)!r:.80} is a file, not a "
+                             "directory")
+    return path
+
+
+def selected_lessons(only=None) -> list[Path]:
+    """The lesson scripts whose file name starts with one of ``only`` (all when None); an
+    entry that matches no lesson, an empty one or a bare string is refused, naming it."""
+    scripts = lesson_scripts()
+    if only is None:
+        return scripts
+    if isinstance(only, (str, bytes)) or not all(isinstance(o, str) for o in only):
+        raise TypeError(f"only (--only) must be a list of lesson name prefixes such as "
+                        f"['01', '04'], got {only!r:.60}")
+    names = [s.name for s in scripts]
+    for prefix in only:
+        if not prefix or not any(n.startswith(prefix) for n in names):
+            raise ValueError(f"only (--only) {prefix!r:.40} matches no lesson; the lessons "
+                             f"are {', '.join(s.stem for s in scripts)}")
+    return [s for s in scripts if s.name.startswith(tuple(only))]
+
+
 def build(out: Path, *, execute_slides: bool = True,
           only: list[str] | None = None) -> dict[str, dict[str, Path]]:
     """The student build and the instructor bundle of every lesson under ``out``.
@@ -623,13 +665,15 @@ def build(out: Path, *, execute_slides: bool = True,
 
     from lds_toolkit.teaching.datasets import save_course_streams
 
-    out = Path(out).resolve()  # assign() returns resolved paths: relative_to needs the same
+    out = checked_out(out)  # before any lesson is assigned: nothing is made for a bad one
+    if not isinstance(execute_slides, bool):
+        raise TypeError(f"execute_slides must be True or False, got "
+                        f"{type(execute_slides).__name__} {execute_slides!r:.60}")
+    scripts = selected_lessons(only)
     student, instructor = out / "student", out / "instructor"
     made = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for script in lesson_scripts():
-            if only is not None and not script.name.startswith(tuple(only)):
-                continue
+        for script in scripts:
             done = assign(script, Path(tmp) / script.stem)
             paths = {"student": student / f"{script.stem}.ipynb",
                      "solution": instructor / "solutions" / f"{script.stem}.ipynb"}
@@ -669,11 +713,19 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("handout"))
+    parser.add_argument("--out", default="handout",
+                        help="directory of the build: OUT/student and OUT/instructor")
     parser.add_argument("--no-slides", action="store_true",
                         help="skip the slides (they execute each lesson in a kernel)")
+    parser.add_argument("--only", nargs="+", metavar="NN",
+                        help="only the lessons whose file name starts with these (01 04)")
     args = parser.parse_args(argv)
-    build(args.out, execute_slides=not args.no_slides)
+    try:  # the arguments are checked before any lesson is assigned
+        checked_out(args.out)
+        selected_lessons(args.only)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
+    build(Path(args.out), execute_slides=not args.no_slides, only=args.only)
     return 0
 
 

@@ -44,14 +44,14 @@ import inspect
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_TIME_LIMIT", "Outcome", "by_case", "call_student", "describe_exception",
-           "fresh_case", "guarded", "substituted"]
+__all__ = ["DEFAULT_TIME_LIMIT", "Outcome", "by_case", "call_student", "check_time_limit",
+           "describe_exception", "fresh_case", "given_cases", "guarded", "substituted"]
 
 #: Seconds one call of a student's function may take (a check may set its own).
 DEFAULT_TIME_LIMIT = 10.0
@@ -186,6 +186,43 @@ def _call_in_thread(fn: Callable[[], Any], limit: float) -> tuple[Any, BaseExcep
     return box.get("value"), box.get("error")
 
 
+def check_time_limit(time_limit: Any) -> float | None:
+    """A check's ``time_limit``: a finite number of seconds > 0, or None (no limit); a bool,
+    a string, NaN or inf is the lesson author's mistake, refused naming the argument."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, (bool, np.bool_)) or not isinstance(
+            time_limit, (int, float, np.integer, np.floating)):
+        raise TypeError(f"time_limit must be a positive number of seconds or None, got "
+                        f"{type(time_limit).__name__} {time_limit!r:.80}")
+    if not (np.isfinite(time_limit) and time_limit > 0):
+        raise ValueError(f"time_limit must be a positive number of seconds or None, "
+                         f"got {time_limit!r}")
+    return float(time_limit)
+
+
+def given_cases(cases: Any) -> list[dict[str, Any]] | None:
+    """A check's ``cases`` argument: None (the check's own cases: ``given_cases(cases) or
+    default``), else a non-empty list of dicts of keyword arguments, refused naming
+    ``cases`` otherwise (an empty list would silently grade the public cases instead)."""
+    if cases is None:
+        return None
+    if isinstance(cases, (str, bytes, Mapping)) or not isinstance(cases, Iterable):
+        what = (f"a dict with keys {sorted(map(str, cases))} (wrap one case in a list)"
+                if isinstance(cases, Mapping) else f"{type(cases).__name__} {cases!r:.60}")
+        raise TypeError(f"cases must be a list of dicts (the keyword arguments of each call), "
+                        f"got {what}")
+    out = list(cases)
+    if not out:
+        raise ValueError("cases must hold at least one dict of keyword arguments, got an "
+                         "empty list (pass None for the check's own cases)")
+    for i, case in enumerate(out):
+        if not isinstance(case, Mapping) or not all(isinstance(k, str) for k in case):
+            raise TypeError(f"cases[{i}] must be a dict of keyword arguments (str keys), got "
+                            f"{type(case).__name__} {' '.join(repr(case).split()):.60}")
+    return [dict(c) for c in out]
+
+
 def call_student(fn: Callable[..., Any], case: Mapping[str, Any], *,
                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> Outcome:
     """Call ``fn(**copy_of_case)`` with a time limit; never raises.
@@ -200,10 +237,7 @@ def call_student(fn: Callable[..., Any], case: Mapping[str, Any], *,
     time_limit : float or None
         Seconds (``None``: no limit).
     """
-    if time_limit is not None and not (isinstance(time_limit, (int, float))
-                                       and np.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive number of seconds or None, "
-                         f"got {time_limit!r}")
+    check_time_limit(time_limit)
     kwargs = fresh_case(case)
 
     def call():

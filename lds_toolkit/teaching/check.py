@@ -25,7 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT, call_student, fresh_case, guarded, substituted
+from .calling import (
+    DEFAULT_TIME_LIMIT,
+    call_student,
+    check_time_limit,
+    fresh_case,
+    given_cases,
+    guarded,
+    substituted,
+)
 from .results import (  # noqa: F401 - STATUSES, Summary: importable from here as before
     STATUSES,
     CheckResult,
@@ -370,21 +378,29 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
     ZeroDivisionError: ... (case 2: a=0.5, n=8)", "took longer than 10 s", "called
     sys.exit()"), never a traceback.
     """
-    time_limit = compare_options.pop("time_limit", DEFAULT_TIME_LIMIT)
+    time_limit = check_time_limit(compare_options.pop("time_limit", DEFAULT_TIME_LIMIT))
     substitutes = dict(compare_options.pop("substitutes", None) or {})
+    # the author's arguments are checked before the student's answer is looked at
+    cases = given_cases(cases if cases is not None else ())
+    if not callable(reference):
+        raise TypeError(f"reference must be a function of the cases' keyword arguments, got "
+                        f"{type(reference).__name__}")
     if is_stub(student):
         return _todo(name, verbose)
     if not callable(student):
         return report(name, "wrong", f"expected a function, got {type(student).__name__}",
                        verbose)
-    cases = [dict(c) for c in cases]
-    if not cases:
-        raise ValueError("cases must hold at least one dict of keyword arguments")
+    assert cases is not None
     worst: float | None = None
     earlier_note = ""
     for i, case in enumerate(cases):
         described = ", ".join(f"{k}={_short(v)}" for k, v in case.items())
-        expected = reference(**fresh_case(case))
+        try:
+            expected = reference(**fresh_case(case))
+        except Exception as exc:  # noqa: BLE001 - a case the reference cannot take: the author's
+            raise ValueError(f"cases[{i}] ({described}) is not a case of this check: the "
+                             f"reference raised {type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())}") from exc
         with substituted(student, {k: v[0] for k, v in substitutes.items()}) as own:
             out = call_student(student, case, time_limit=time_limit)
         if not out.ok:

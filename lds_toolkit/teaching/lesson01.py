@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import (
     CheckResult,
     check_equal,
@@ -118,7 +118,8 @@ def check_impulse_response(impulse_response, *, verbose: bool = True,
 
     return check_function("impulse response", impulse_response,
                           lambda **case: _toolkit_impulse_response(case),
-                          cases or _impulse_cases(), causes=causes, rtol=1e-9, atol=1e-12,
+                          given_cases(cases) or _impulse_cases(), causes=causes, rtol=1e-9,
+                          atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -159,7 +160,7 @@ def check_memory_formula(memory_of, *, verbose: bool = True,
         return res
 
     return check_function("memory length of a scalar system", memory_of,
-                          lambda **case: _toolkit_memory(case), cases or _MEMORY_CASES,
+                          lambda **case: _toolkit_memory(case), given_cases(cases) or _MEMORY_CASES,
                           compare=whole, causes=causes, rtol=0, atol=0.5,
                           time_limit=time_limit, verbose=verbose)
 
@@ -252,7 +253,8 @@ def check_region(region_of, *, verbose: bool = True,
         return out
 
     return check_function("region of an eigenvalue", region_of, by_case(_expected_region),
-                          cases or _region_cases(), compare=_compare_region, causes=causes,
+                          given_cases(cases) or _region_cases(), compare=_compare_region,
+                          causes=causes,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -290,8 +292,11 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 def pair_system(modulus: float, angle: float):
     """A discrete system with the eigenvalues ``modulus · e^{±i angle}`` (a rotation scaled
     by ``modulus``; a single real mode when ``angle = 0``), ``B = (1, 0)ᵀ``, ``C = (1, 0)``."""
+    from .._validation import check_real
     from ..systems import LDS
 
+    modulus = check_real("modulus", modulus, low=0.0)
+    angle = check_real("angle", angle)
     c, s = np.cos(angle), np.sin(angle)
     A = modulus * np.array([[c, -s], [s, c]])
     return LDS(A, [[1.0], [0.0]], [[1.0, 0.0]], dt=1.0)
@@ -341,6 +346,11 @@ def _memory_axes(fig) -> dict[str, Any]:
 def pair_impulse_response(modulus: float, angle: float, length: int) -> np.ndarray:
     """``h_t`` of :func:`pair_system` in closed form: ``h_0 = 0``,
     ``h_t = |λ|^{t-1} cos((t-1) θ)`` (``A^k`` is ``|λ|^k`` times a rotation by ``kθ``)."""
+    from .._validation import check_int, check_real
+
+    length = check_int("length", length)
+    modulus = check_real("modulus", modulus, low=0.0, low_inclusive=False)
+    angle = check_real("angle", angle)
     k = np.arange(length - 1, dtype=float)
     return np.concatenate(([0.0], np.exp(k * np.log(modulus)) * np.cos(k * angle)))
 
@@ -368,9 +378,9 @@ def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
-          "region_of": check_region, "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "impulse_response": check_impulse_response, "memory_of": check_memory_formula,
+    "region_of": check_region, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT
+from .calling import DEFAULT_TIME_LIMIT, given_cases
 from .check import CheckResult, check_array, check_function, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
@@ -124,7 +124,7 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True,
 
     return check_function("S4 bilinear (Ā, B̄)", None if s4_discretize is None
                           or s4_discretize is Ellipsis else student, stacked,
-                          cases or _cases(), causes=causes, rtol=1e-9, atol=1e-12,
+                          given_cases(cases) or _cases(), causes=causes, rtol=1e-9, atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -135,6 +135,7 @@ def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | 
     ``tustin`` that calls the student's ``s4_discretize`` (exercise 1) is checked with the
     toolkit's in its place, and the message says when exercise 1 is the cause."""
     rng = np.random.default_rng(3)
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
                            D=rng.standard_normal((2, c["B"].shape[1]))) for c in _cases()]
 
@@ -239,10 +240,9 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4,
-          "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "s4_discretize": check_s4_bilinear, "tustin": check_tustin,
+    "tustin_from_s4": check_tustin_from_s4, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -82,8 +82,8 @@ def _kron_solve(L: np.ndarray, M) -> np.ndarray:
     """``P`` with ``L vec(P) = -vec(M)`` (column-stacking ``vec``): a wrong operator's answer,
     for the hints."""
     M = np.asarray(M, dtype=float)
-    n = M.shape[0]
-    return np.linalg.solve(L, -M.reshape(-1, order="F")).reshape(n, n, order="F")
+    rhs = -M.ravel(order="F")  # column-stacking vec
+    return np.linalg.solve(L, rhs).reshape(M.shape, order="F")
 
 
 def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
@@ -110,7 +110,8 @@ def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,
                  "I ⊗ Aᵀ + Aᵀ ⊗ I", _kron_solve(np.kron(A.T, A.T), M))]
 
     return check_function("Lyapunov equation by Kronecker products", lyapunov_kron,
-                          by_case(_toolkit_lyapunov), cases or _cases(False), causes=causes,
+                          by_case(_toolkit_lyapunov), given_cases(cases) or _cases(False),
+                          causes=causes,
                           rtol=1e-8, atol=1e-10, time_limit=time_limit, verbose=verbose)
 
 
@@ -135,7 +136,7 @@ def check_discrete_lyapunov_kron(discrete_lyapunov_kron, *, verbose: bool = True
 
     return check_function("discrete Lyapunov equation by Kronecker products",
                           discrete_lyapunov_kron, by_case(_toolkit_discrete_lyapunov),
-                          cases or _cases(True), causes=causes, rtol=1e-8, atol=1e-10,
+                          given_cases(cases) or _cases(True), causes=causes, rtol=1e-8, atol=1e-10,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -149,6 +150,7 @@ def check_decay_rate(decay_rate, *, verbose: bool = True,
     system = paper_system()
     rng = np.random.default_rng(7)
     R, S = rng.standard_normal((2, 3, 3))
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"P": np.asarray(system.P), "M": np.asarray(system.M)},
                       {"P": R @ R.T + np.eye(3), "M": S @ S.T + 0.5 * np.eye(3)}]
 

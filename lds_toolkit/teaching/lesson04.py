@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider, sparse_log_ticks
@@ -64,6 +64,7 @@ def check_trigger(trigger, *, verbose: bool = True,
     rng = np.random.default_rng(8)
     mats = {"P": np.asarray(sys.P), "M": np.asarray(sys.M), "B": np.asarray(sys.B),
             "K": np.asarray(sys.K)}
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [dict(mats, x=rng.standard_normal(2), e=rng.standard_normal(2) * s, kappa=k)
                       for s, k in ((0.0, 0.5), (1.0, 0.3), (0.1, 0.5), (0.5, 0.9),
                                    (2.0, 0.1))]
@@ -107,6 +108,7 @@ def check_first_event(first_event, *, verbose: bool = True,
     flow by one grid step on these cases, so the hint for an event one step late names both;
     the sign of ``e``, ``e^{A_z} h``, a held state that moves and ``u = K x(t)`` have their own.
     """
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"kappa": 0.2, "x0": np.array([0.3, -1.0]), "h": 0.005},
                       {"kappa": 0.5, "x0": np.array([1.0, 0.0]), "h": 0.01},
                       {"kappa": 0.9, "x0": np.array([-1.0, 2.0]), "h": 0.02}]
@@ -158,9 +160,10 @@ def _first_event_slip(kappa: float, x0, h: float, slip: str) -> float:
     Az = np.block([[A + B @ K, np.zeros((n, n))] if slip == "continuous feedback"
                    else [A, B @ K], [np.zeros((n, 2 * n))]])
     step = expm(Az) * h if slip == "expm outside" else expm(Az * h)
-    z = np.concatenate([x0, x0])
+    z = np.r_[x0, x0]  # (x, x_i), the held state equal to the state at t = 0
     sign = -1.0 if slip == "error sign" else 1.0
-    for k in range(1, int(round(10.0 / h)) + 1):
+    steps = int(round(10.0 / h))
+    for k in range(1, steps + 1):
         z = step @ z
         if slip == "not held":
             z[n:] = z[:n]
@@ -205,7 +208,7 @@ def _replay_slip(sample_times, inputs, t_end: float, slip: str) -> np.ndarray:
     A, B = np.asarray(sys.A, float), np.asarray(sys.B, float)
     times = np.asarray(sample_times, float)
     u_all = np.atleast_2d(np.asarray(inputs, float))
-    n, m = A.shape[0], B.shape[1]
+    n, m = len(A), B.shape[1]
     F = np.block([[A, np.zeros_like(B) if slip == "no input" else B],
                   [np.zeros((m, n + m))]])
     x = np.zeros(n) if slip == "from rest" else np.array([1.0, 0.0])
@@ -243,6 +246,7 @@ def check_replay(replay, *, verbose: bool = True,
     shifted = times.copy()
     shifted[1:] += np.random.default_rng(9).uniform(-0.005, 0.005, times.size - 1)
     # every case gets its own arrays (a student's in-place edit of one cannot reach another)
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"sample_times": times.copy(), "inputs": inputs.copy(), "t_end": 4.0},
                       {"sample_times": shifted, "inputs": inputs.copy(), "t_end": 4.0},
                       {"sample_times": times[:4].copy(), "inputs": inputs[:4].copy(),

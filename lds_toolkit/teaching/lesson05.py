@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -133,7 +133,8 @@ def check_projected_step(projected_step, *, verbose: bool = True,
     """Check ``projected_step(M, x, err, eta, r)`` (exercise 1) on three cases: scalar
     blocks, 2 x 3 blocks, and a radius that only some blocks exceed after the step."""
     return check_function("projected OGD step", projected_step, by_case(_toolkit_projected_step),
-                          cases or _step_cases(), causes=_step_causes, rtol=1e-9, atol=1e-12,
+                          given_cases(cases) or _step_cases(), causes=_step_causes, rtol=1e-9,
+                          atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -196,7 +197,8 @@ def check_best_in_hindsight(best_in_hindsight, *, verbose: bool = True,
     """Check ``best_in_hindsight(X, base, y)`` (exercise 2) on two streams (scalar, and two
     inputs and outputs); the solution is unique, so ``M`` itself is compared."""
     return check_function("best fixed M in hindsight", best_in_hindsight,
-                          by_case(_toolkit_best_in_hindsight), cases or _hindsight_cases(),
+                          by_case(_toolkit_best_in_hindsight),
+                          given_cases(cases) or _hindsight_cases(),
                           causes=_hindsight_causes, rtol=1e-6, atol=1e-8,
                           time_limit=time_limit, verbose=verbose)
 
@@ -230,6 +232,7 @@ def check_safe_step(safe_step, *, verbose: bool = True,
                 ("s_t sums the squares of all features of round t, not the largest single "
                  "entry", 1.0 / float(np.max(np.asarray(X) ** 2)))]
 
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"X": c["X"]} for c in _hindsight_cases()]
     return check_function("largest safe step size", safe_step,
                           by_case(lambda case: eta_safe(case["X"])), cases,

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT, by_case, call_student, fresh_case, guarded
+from .calling import DEFAULT_TIME_LIMIT, by_case, call_student, fresh_case, given_cases, guarded
 from .check import (
     CheckResult,
     check_array,
@@ -76,7 +76,8 @@ def check_hankel_matrix(hankel_matrix, *, verbose: bool = True,
                      np.add.outer(np.arange(T + 1), np.arange(T + 1)).astype(float)))]
 
     return check_function("the matrix H_T", hankel_matrix, by_case(_toolkit_hankel_matrix),
-                          [{"T": 5}, {"T": 64}, {"T": 1}], causes=causes, rtol=1e-12,
+                          given_cases(cases) or [{"T": 5}, {"T": 64}, {"T": 1}],
+                          causes=causes, rtol=1e-12,
                           atol=0.0, time_limit=time_limit, verbose=verbose)
 
 
@@ -108,7 +109,7 @@ def check_top_filters(top_filters, *, verbose: bool = True,
         return report(name, "wrong", f"expected a function, got {type(top_filters).__name__}",
                       verbose)
     worst = 0.0
-    for i, case in enumerate(cases or _filter_cases()):
+    for i, case in enumerate(given_cases(cases) or _filter_cases()):
         where = f"case {i + 1} (T = {np.shape(case['H'])[0]}, k = {case['k']})"
         sigma, phi = _toolkit_top_filters(fresh_case(case))  # before the student's call
         out = call_student(top_filters, case, time_limit=time_limit)
@@ -204,6 +205,7 @@ def check_projection_residual(projection_residual, *, verbose: bool = True,
     """Check ``projection_residual(phi, alpha)`` (exercise 3) with 8 filters of T = 256 at
     alpha = 0, 0.5, 0.99 and 0.9999."""
     phi = _residual_filters()
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"phi": phi, "alpha": a} for a in (0.0, 0.5, 0.99, 0.9999)]
 
     def causes(phi, alpha):
@@ -263,6 +265,7 @@ def check_resolvable_count(resolvable_count, *, verbose: bool = True,
     and on a made-up spectrum (descending) whose largest value is not 1."""
     from ..learning.filters import EPS
 
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"sigma": s} for s in _spectra()] + [
         {"sigma": 3.0 * 0.5 ** np.arange(60)},
         {"sigma": np.array([2.0, 1.0, 0.5, 0.25])}]  # nothing below the floor

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -104,7 +104,8 @@ def check_second_difference(second_difference, *, verbose: bool = True,
     """Check ``second_difference(A, B, C, n)`` (exercise 1) on a scalar system and on a
     symmetric 4-state system with 2 inputs and 3 outputs."""
     return check_function("second-difference coefficients", second_difference,
-                          by_case(_toolkit_second_difference), cases or _difference_cases(),
+                          by_case(_toolkit_second_difference),
+                          given_cases(cases) or _difference_cases(),
                           causes=_difference_causes, rtol=1e-9, atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
@@ -121,8 +122,16 @@ def tail_energies(alphas, context: int, order: int) -> np.ndarray:
     with ``L = context`` (``L >= 1`` for order 1, ``L >= 2`` for order 2).
     :func:`tail_energy_by_sum` is the same number by summing the simulated coefficients.
     """
-    a = np.atleast_1d(np.asarray(alphas, dtype=float))
-    p = 2 * int(order)
+    from .._validation import as_float_array, check_int
+
+    order = check_int("order", order, 1, 2)
+    context = check_int("context", context, order)
+    a = np.atleast_1d(as_float_array("alphas", alphas))
+    if a.size and not ((a >= 0) & (a < 1)).all():
+        bad = a[~((a >= 0) & (a < 1))][0]
+        raise ValueError(f"alphas must lie in [0, 1) (the closed form sums a geometric series), "
+                         f"got alpha={bad:g}")
+    p = 2 * order
     return (1 - a) ** p * a ** (2 * (int(context) - order)) / (1 - a * a)
 
 
@@ -148,6 +157,7 @@ def check_tail_energy(tail_energy, *, verbose: bool = True,
                       time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tail_energy(alpha, L, order)`` (exercise 2) at alpha = 0.5, 0.9, 0.99,
     contexts 4 and 32, orders 1 and 2."""
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"alpha": a, "L": L, "order": o} for a in (0.5, 0.9, 0.99)
                       for L in (4, 32) for o in (1, 2)]
 
@@ -215,7 +225,7 @@ def check_worst_eigenvalue(worst_eigenvalue, *, verbose: bool = True,
 
     return check_function("worst eigenvalue", worst_eigenvalue,
                           by_case(lambda c: worst_eigenvalue_by_search(c["L"])),
-                          cases or [{"L": L} for L in (8, 32, 1024, 2)],
+                          given_cases(cases) or [{"L": L} for L in (8, 32, 1024, 2)],
                           compare=check_scalar, causes=causes, rtol=1e-7, atol=0.0,
                           time_limit=time_limit, verbose=verbose)
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch  # noqa: F401 - lesson 8 needs torch: without it the module is skipped
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT, by_case
+from .calling import DEFAULT_TIME_LIMIT, by_case, given_cases
 from .check import CheckResult, check_equal, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -94,6 +94,7 @@ def check_bilinear_modes(bilinear_modes, *, verbose: bool = True,
                          time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``bilinear_modes(z)`` (exercise 1) on S4D-Lin-like modes ``z = Δ(-1/2 + i π n)``
     at two steps, and on real and fast modes."""
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"z": 0.01 * (-0.5 + 1j * np.pi * np.arange(4))},
                       {"z": 0.3 * (-0.5 + 1j * np.pi * np.arange(1, 5))},
                       {"z": np.array([-1e-4 + 0j, -0.2 + 0j, -3.0 + 2.0j])}]
@@ -161,7 +162,8 @@ def check_certificate_rate(certificate_rate, *, verbose: bool = True,
                  "measures it in the P-norm", float(np.linalg.norm(A, 2)))]
 
     return check_function("certified decay rate", certificate_rate,
-                          by_case(_toolkit_certificate_rate), cases or _certificate_cases(),
+                          by_case(_toolkit_certificate_rate),
+                          given_cases(cases) or _certificate_cases(),
                           compare=check_scalar, causes=causes, rtol=1e-8,
                           time_limit=time_limit, verbose=verbose)
 
@@ -200,6 +202,7 @@ def check_region_counts(region_counts, *, verbose: bool = True,
     angles = [0.0, 0.3, 0.3, 0.0, 0.1]
     lam = np.array([m * np.exp(1j * a) for m, a in zip(mods, angles)])
     lam = np.r_[lam, np.conj(lam[1:3]), -0.5 * (r.good_threshold + r.marginal_threshold)]
+    cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [{"eigenvalues": lam, "T": 256, "q": 7 / 8},
                       {"eigenvalues": lam[1:3].copy(), "T": 256, "q": 7 / 8},  # two empty
                       {"eigenvalues": lam[:4].copy(), "T": 2**14, "q": 1 / 2}]

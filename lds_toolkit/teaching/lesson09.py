@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT
+from .calling import DEFAULT_TIME_LIMIT, given_cases
 from .check import CheckResult, check_equal, check_function, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -72,6 +72,10 @@ def stream_parts(T: int, n: int = 2, seed: int = 9):
 def noisy_stream(T: int, sigma_w: float, sigma_v: float, n: int = 2, seed: int = 9):
     """``(system, u, y)``: the lesson's stream at process noise ``sigma_w`` and measurement
     noise ``sigma_v`` (standard deviations), built from :func:`stream_parts`."""
+    from .._validation import check_real
+
+    sigma_w = check_real("sigma_w", sigma_w, low=0.0)
+    sigma_v = check_real("sigma_v", sigma_v, low=0.0)
     system, u, y0, y_w, v = stream_parts(T, n, seed)
     return system, u, y0 + sigma_w * y_w + sigma_v * v
 
@@ -163,7 +167,7 @@ def check_predictor_gain(predictor_gain, *, verbose: bool = True,
     and the transpose. ``cases`` replaces the public cases (the autograder's hidden ones);
     ``time_limit``: seconds per call."""
     return check_function("stationary predictor gain", predictor_gain,
-                          lambda **case: _toolkit_gain(case), cases or _gain_cases(),
+                          lambda **case: _toolkit_gain(case), given_cases(cases) or _gain_cases(),
                           causes=_gain_causes, rtol=1e-7, atol=1e-10, time_limit=time_limit,
                           verbose=verbose)
 
@@ -232,14 +236,20 @@ def check_kalman_predictions(kalman_predictions, *, verbose: bool = True,
     after the correction, and the correction's sign."""
     return check_function("Kalman predictions", kalman_predictions,
                           lambda **case: _toolkit_predictions(case),
-                          cases or _prediction_cases(), causes=_prediction_causes, rtol=1e-7,
+                          given_cases(cases) or _prediction_cases(), causes=_prediction_causes,
+                          rtol=1e-7,
                           atol=1e-9, time_limit=time_limit, verbose=verbose)
 
 
 # ----------------------------------------------------------- exercise 3: catching up
 def average_regret(losses, best_losses) -> np.ndarray:
     """``R_t / t`` for t = 1 .. T: the running mean of ``losses - best_losses``."""
-    d = np.asarray(losses, float) - np.asarray(best_losses, float)
+    losses = np.asarray(losses, float)  # inf allowed: a diverged learner's losses
+    best_losses = np.asarray(best_losses, float)
+    if losses.ndim != 1 or losses.shape != best_losses.shape:
+        raise ValueError(f"best_losses must have the shape of losses {losses.shape} (one loss "
+                         f"per step), got {best_losses.shape}")
+    d = losses - best_losses
     return np.cumsum(d) / np.arange(1, d.size + 1)
 
 
@@ -314,7 +324,8 @@ def check_catch_up_time(catch_up_time, *, verbose: bool = True,
     the first dip, the cumulative regret, single steps, the sign, a 0-based count and a
     number other than ``math.inf`` for "never"."""
     return check_function("catch-up time", catch_up_time,
-                          lambda **case: _toolkit_catch_up(case), cases or _catch_up_cases(),
+                          lambda **case: _toolkit_catch_up(case),
+                          given_cases(cases) or _catch_up_cases(),
                           compare=check_equal, causes=_catch_up_causes,
                           time_limit=time_limit, verbose=verbose)
 
@@ -388,7 +399,9 @@ def _regret_axes(fig) -> dict[str, Any]:
     no_minor(ax1, ax2)
     return {"ax1": ax1, "ax2": ax2, "sf": sf, "last": last, "horizon": horizon,
             "log_t": log_t, "lin_t": lin_t, "k_line": k_line, "sf_line": sf_line,
-            "level": level}
+            "level": level,
+            # blitted (sliders.py): everything a move changes; the axes' limits are fixed
+            "moving": (sf, last, horizon, k_line, sf_line, level, ax1.title)}
 
 
 def _moving_average(x: np.ndarray, w: int) -> np.ndarray:

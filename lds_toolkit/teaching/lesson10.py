@@ -31,7 +31,7 @@ import numpy as np
 import torch  # noqa: F401 - lesson 10 trains a layer: without torch the module is skipped
 
 from ._figures import no_minor
-from .calling import DEFAULT_TIME_LIMIT
+from .calling import DEFAULT_TIME_LIMIT, given_cases
 from .check import CheckResult, check_function, check_scalar, run_checks
 from .questions import ChoiceQuestion
 from .sliders import Param, slider
@@ -120,7 +120,8 @@ def check_lqr_gain(lqr_gain, *, verbose: bool = True,
     ``cases`` replaces the public cases (the autograder's hidden ones); ``time_limit``:
     seconds per call."""
     return check_function("LQR gain", lqr_gain, lambda **case: _toolkit_gain(case),
-                          cases or _gain_cases(), causes=_gain_causes, rtol=1e-6, atol=1e-9,
+                          given_cases(cases) or _gain_cases(), causes=_gain_causes, rtol=1e-6,
+                          atol=1e-9,
                           time_limit=time_limit, verbose=verbose)
 
 
@@ -202,7 +203,7 @@ def check_feedback_cost(feedback_cost, *, verbose: bool = True,
     feedback or with the sign of K flipped, and the optimal cost of dlqr in place of the
     given K's. A truncated sum passes when its tail is below the tolerance (1e-8 relative)."""
     return check_function("cost of a feedback", feedback_cost,
-                          lambda **case: _toolkit_cost(case), cases or _cost_cases(),
+                          lambda **case: _toolkit_cost(case), given_cases(cases) or _cost_cases(),
                           compare=check_scalar, causes=_cost_causes, rtol=1e-8, atol=1e-12,
                           time_limit=time_limit, verbose=verbose)
 
@@ -315,8 +316,18 @@ def free_response(A, x0, steps: int = SLIDER_LAGS, block: int = 64) -> np.ndarra
     """``x_k = A^k x0`` for k = 0 .. steps-1 (rows), by blocks: the powers ``A^i``
     (i < block) times ``(A^block)^j x0``: about 2 x block small products instead of
     ``steps`` (a slider move's budget)."""
-    A = np.asarray(A, float)
+    from .._validation import as_float_array, check_int
+
+    A = as_float_array("A", A, ndim=2)
     n = A.shape[0]
+    if A.shape != (n, n):
+        raise ValueError(f"A must be a square matrix, got shape {A.shape}")
+    x0 = as_float_array("x0", x0, ndim=1)
+    if x0.shape != (n,):
+        raise ValueError(f"x0 must have shape ({n},) (one entry per state of A), got "
+                         f"{x0.shape}")
+    steps = check_int("steps", steps)
+    block = check_int("block", block)
     powers = np.empty((block, n, n))
     powers[0] = np.eye(n)
     for i in range(1, block):
@@ -361,7 +372,9 @@ def _weight_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"A": A, "B": B, "C": C, "x0": x0, "ax1": ax1, "closed": closed, "y": y_line,
-            "u": u_line, "lo": lo, "system": system, "true": true_system}
+            "u": u_line, "lo": lo, "system": system, "true": true_system,
+            # blitted (sliders.py): everything a move changes; the axes' limits are fixed
+            "moving": (closed, y_line, u_line, ax1.title)}
 
 
 @slider("lesson10.weight", title="LQR on the trained layer: the input weight r",

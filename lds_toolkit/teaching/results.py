@@ -61,6 +61,14 @@ def is_stub(answer: Any) -> bool:
     return answer is None or answer is Ellipsis
 
 
+def check_verbose(verbose: Any) -> bool:
+    """A check's ``verbose``: True or False (a string such as ``"no"`` is truthy)."""
+    if not isinstance(verbose, bool) and type(verbose).__name__ != "bool_":
+        raise TypeError(f"verbose must be True or False, got {type(verbose).__name__} "
+                        f"{verbose!r:.80}")
+    return bool(verbose)
+
+
 def report(name: str, status: str, text: str, verbose: bool = True,
            details: Mapping[str, Any] | None = None) -> CheckResult:
     """A check's result from its parts, for lesson checks that compare in their own way.
@@ -70,6 +78,10 @@ def report(name: str, status: str, text: str, verbose: bool = True,
     """
     if status not in STATUSES:
         raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+    check_verbose(verbose)
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (what the exercise computes), got "
+                        f"{type(name).__name__} {name!r:.80}")
     prefix = "pass" if status == "pass" else "not yet"
     message = f"{prefix}: {name} — {text}"
     if verbose:
@@ -121,6 +133,11 @@ def run_checks(checks: Mapping[str, Callable[..., CheckResult]], answers: Mappin
     and the count (``verbose``); returns :func:`summarize`'s record plus ``"messages"``.
     This is what an autograder calls on a student's namespace.
     """
+    unknown = sorted(set(answers) - set(checks))
+    if unknown:  # a misspelt answer name would be graded as a stub without a word
+        raise ValueError(f"answers has no check named {', '.join(map(repr, unknown))}; the "
+                         f"lesson's answers are {', '.join(map(repr, checks))}")
+    check_verbose(verbose)
     results = []
     for key, check in checks.items():
         res = check(answers.get(key), verbose=False)

@@ -461,6 +461,11 @@ class STU(nn.Module):
         sliding window."""
         name = type(self).__name__
         check_step_input(x_t, self.d_model, name)
+        if isinstance(state, STULDSState | STUState) and state[0].shape[0] != x_t.shape[0]:
+            # the LDS route would broadcast a batch-1 state silently, the window raise raw
+            raise ValueError(f"{name}: state holds a batch of {state[0].shape[0]} but x_t has "
+                             f"batch {x_t.shape[0]}; make the state with "
+                             f"initial_state({x_t.shape[0]})")
         if isinstance(state, STULDSState):
             tol = self.__dict__.get("_step_tol", 1e-6)
             with torch.no_grad():
