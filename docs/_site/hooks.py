@@ -41,7 +41,7 @@ import json
 import os
 from pathlib import Path
 
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -320,7 +320,10 @@ def on_files(files: Files, config) -> Files:
         body, extra = lessons.site_files(script, execute, published=published_outputs)
         files.append(File.generated(config, f"lessons/{script.stem}.md", content=body))
         for rel, data in extra.items():
-            files.append(File.generated(config, f"lessons/{rel}", content=data))
+            # included on purpose: the instructor site's lesson sources match mkdocs.yml's
+            # exclude_docs (which keeps them off the public site)
+            files.append(File.generated(config, f"lessons/{rel}", content=data,
+                                        inclusion=InclusionLevel.INCLUDED))
     if execute:  # the slides' reveal.js, require.js and MathJax, once: lessons/vendor/
         for rel, data in lessons.slide_assets().items():
             files.append(File.generated(config, f"lessons/{rel}", content=data))

@@ -94,3 +94,24 @@ def test_lesson02_tustin_is_checked_with_the_toolkits_exercise_1():
     res = lesson02.check_tustin(ns["tustin_no_d"], verbose=False)
     assert not res.passed and "the slip is in this function" in res.message
     assert ns["s4_discretize"].__name__ == "s4_discretize"  # the student's, restored
+
+
+def test_lesson04_forward_euler_is_named():
+    """Forward Euler's first event can land one grid step after the exact one; the hint
+    names Euler (an independent simulation of it here), not only a shifted index."""
+    from lds_toolkit.control import paper_system
+
+    s = paper_system()
+    A, B, K, P, M = (np.asarray(m, float) for m in (s.A, s.B, s.K, s.P, s.M))
+
+    def euler(kappa, x0, h):
+        x = np.asarray(x0, float).copy()
+        held = x.copy()
+        for k in range(1, int(round(10.0 / h)) + 1):
+            x = x + h * (A @ x + B @ K @ held)
+            if kappa * x @ M @ x - 2 * x @ P @ B @ K @ (held - x) <= 0:
+                return k * h
+        return np.inf
+
+    res = lesson04.check_first_event(euler, verbose=False)
+    assert res.status == "wrong" and "forward Euler" in res.message, res.message

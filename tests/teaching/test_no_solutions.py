@@ -256,3 +256,27 @@ def test_the_student_slides_hold_no_solution_and_the_instructors_do(tmp_path, mo
     assert not [w for n, w in mine.items() if n in student]
     assert any(n in teacher for n in mine)
     assert (tmp_path / "student" / "slides" / "vendor").is_dir()
+
+
+def test_mkdocs_excludes_sources_and_keys_and_the_instructor_site_includes_sources(monkeypatch):
+    """mkdocs.yml keeps the lesson sources (the solution version) and the answer keys off the
+    site; the instructor site's generated sources are marked included (mkdocs would
+    otherwise exclude them again after the hooks, and the page's link would break)."""
+    pytest.importorskip("mkdocs")
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import File, Files, InclusionLevel, get_files, set_exclusions
+
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    files = {f.src_uri: f for f in get_files(config)}
+    for script in lessons.lesson_scripts():
+        assert files[f"lessons/{script.name}"].inclusion.is_excluded(), script.name
+    for key in (ROOT / "docs" / "lessons" / "instructor").glob("*.py"):
+        assert files[f"lessons/instructor/{key.name}"].inclusion.is_excluded(), key.name
+    config.plugins._current_plugin = None  # File.generated outside a build
+    source = File.generated(config, "lessons/01_memory_and_regions.py", content=b"",
+                            inclusion=InclusionLevel.INCLUDED)
+    set_exclusions(Files([source]), config)
+    assert source.inclusion.is_included()
+    hooks_text = (ROOT / "docs" / "_site" / "hooks.py").read_text()
+    assert "inclusion=InclusionLevel.INCLUDED" in hooks_text
