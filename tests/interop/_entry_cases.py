@@ -188,7 +188,6 @@ def _bad_then_state():
 BAD_X = {
     "2-d": (np.ones((2, 2)), ValueError, r"x \(u_t\) must be a number, a non-empty 1-D"),
     "empty-array": (np.array([]), ValueError, r"x \(u_t\) must be a number, a non-empty 1-D"),
-    "empty-dict-cold": ({}, ValueError, r"x \(u_t\) must have at least one key"),
     "set": ({1.0, 2.0}, TypeError, r"x \(u_t\) must be numeric"),
     "str": ("abc", TypeError, r"x \(u_t\) must be numeric"),
     "none": (None, TypeError, r"x \(u_t\) must be an array, got None"),
@@ -206,6 +205,8 @@ case("river-input-array-then-dict",
 case("river-input-wrong-length",
      lambda: _learn(_sf(), np.ones(2), 1.0).learn_one(np.ones(3), 1.0),
      Raises(ValueError, r"x \(u_t\) must have shape \(2,\), got \(3,\)"))
+case("river-input-empty-dict-cold",  # a feature-less stream: the target's own past (issue 44)
+     lambda: _learn(_sf(), {}, 1.0).predict_one({}), Works(_finite_float, "a float prediction"))
 case("river-input-empty-dict-warm",  # every feature missing: zeros (river's convention)
      lambda: _warm().predict_one({}), Works(_finite_float, "a float prediction"))
 case("river-input-unknown-key-predict",  # a feature never learned does not enter

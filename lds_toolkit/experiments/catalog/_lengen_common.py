@@ -153,6 +153,12 @@ def _argbest(vals: dict) -> float:
     return min(vals, key=lambda lr: (vals[lr], lr))
 
 
+def _filters_option(config: dict) -> dict:
+    """``filters=`` from the config where the experiment has the entry (regret-scaling and the
+    lengen experiments; lds-streams and older configs keep the learners' default)."""
+    return {"filters": config["filters"]} if "filters" in config else {}
+
+
 def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
                      max_extend: int = 8, context: int | None = None):
     """(schedule, lr) minimising the learner's loss on the stream (u, y): the full-context
@@ -176,7 +182,7 @@ def choose_step_size(cls, config, radius, u, y, criterion: str = "final",
     interior_of = {}
     refits = _Refits(cls(horizon=config["T"], k=config["k"], context=context, radius=radius,
                          filter_precision=config["filter_precision"],
-                         filters=config["filters"]), u, y)
+                         **_filters_option(config)), u, y)
 
     def loss(schedule, lr):
         return _validation_loss(refits, schedule, lr, criterion)
@@ -275,7 +281,7 @@ def run_learning_task(config, rng, *, region: str, algorithm: int) -> dict:
 
     def learner(c, L, **kw):
         return c(horizon=T, k=k, context=L, radius=radius, filter_precision=precision,
-                 filters=config["filters"], **kw)
+                 **_filters_option(config), **kw)
 
     trivial_val, trivial = LastValue(), LastValue()
     trivial_val.fit_predict(u_val, y_val)
