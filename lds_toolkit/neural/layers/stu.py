@@ -400,7 +400,9 @@ class STU(nn.Module):
             Relative L2 error of the filter fit (a ValueError names the best error reached
             when no fit meets it).
 
-        Names: inputs ``u[h]``, outputs ``y[h]``; the system's name is ``"STU"``.
+        Notes
+        -----
+        Signal names: inputs ``u[h]``, outputs ``y[h]``; the system's name is ``"STU"``.
         """
         name = type(self).__name__
         if channel is not None:
