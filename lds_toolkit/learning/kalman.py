@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._typing import ArrayLike, SystemLike
 from ._online import as_streams
 from .learners import LDSOracle
 
@@ -90,7 +91,8 @@ def _covariance(name: str, value, size: int, definite: bool) -> np.ndarray:
     return 0.5 * (arr + arr.T)
 
 
-def stationary_kalman(system, process_cov, obs_cov) -> KalmanGain:
+def stationary_kalman(system: SystemLike, process_cov: ArrayLike,
+                      obs_cov: ArrayLike) -> KalmanGain:
     r"""The stationary Kalman predictor of ``system`` under noise covariances Q and R.
 
     Solves the filter's Riccati equation (module docstring) with
