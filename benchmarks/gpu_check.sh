@@ -135,7 +135,7 @@ N_OK=0
 exec > >(tee -a "$OUT/log.txt") 2>&1
 START=$(date +%s)
 echo "== gpu_check ($MODE) on $NAME; results in $OUT; $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-"$PYTHON" - > "$OUT/environment.json" <<'EOF'
+"$PYTHON" - > "$OUT/environment.json" <<'EOF' || FAILED+=("environment.json")
 import json, os, platform, sys
 import torch
 info = {"python": sys.version.split()[0], "torch": torch.__version__,

@@ -17,6 +17,8 @@
    regressors; SNARIMAX is a forecaster and takes the same predict-then-learn loop by hand),
    and the same loop scored from t >= 1 (our twins predict 0.0 before any target; river's
    ``Shift`` and ``SNARIMAX`` return None there, which the metric skips).
+5. Per-step time of the exact window and the LDS route against the context L: where
+   ``filters="auto"`` switches (and which route it takes at each L).
 
 Prints the machine and its load; ``--json PATH`` writes every number (the committed run is
 ``docs/results/cpu-evidence/streaming.json``, quoted by ``docs/learning/streaming.md``).
@@ -150,6 +152,36 @@ def per_step_times(checkpoints, block: int, exact_block: int) -> dict:
     lr = out["linear_regression"]
     out["ratio_lds_to_linear_regression"] = {t: out["lds"][t] / lr[t] for t in lr}
     out["ratio_exact_to_linear_regression"] = {t: out["exact"][t] / lr[t] for t in lr}
+    return out
+
+
+def crossover(block: int = 300) -> dict:
+    """Per-step time of the exact window and the LDS route against the context L (k = 8 up
+    to L = 1024, then 16 and 24), in the same loop: where ``filters="auto"`` should switch;
+    and which route ``auto`` takes there."""
+    from lds_toolkit.learning import river as rl
+
+    xs, ys, _, _ = synthetic_stream(1200 + 3 * block, seed=2)
+    out: dict = {}
+    for L, k in ((64, 8), (128, 8), (256, 8), (512, 8), (1024, 8), (2048, 16), (4096, 24)):
+        row: dict = {"k": k}
+        for route in ("exact", "lds"):
+            model = rl.SpectralFiltering(horizon=L, k=k, filters=route)
+            try:
+                _time_block(model, xs, ys, 0, 1200)
+            except ValueError:  # no realization within the tolerance
+                row[route] = None
+                continue
+            row[route] = min(_time_block(model, xs, ys, 1200 + i * block, block)
+                             for i in range(3))
+            if route == "lds":
+                row["states"] = int(model._bank.n)
+        auto = rl.SpectralFiltering(horizon=L, k=k)
+        row["auto"] = "exact" if auto._streaming_bank() is None else "lds"
+        out[str(L)] = row
+        print(f"  L={L:5d}, k={k:2d}: exact {1e6 * row['exact']:7.1f} us, lds "
+              + (f"{1e6 * row['lds']:6.1f} us ({row['states']} states)" if row["lds"]
+                 else "no realization") + f"; auto takes {row['auto']}", flush=True)
     return out
 
 
@@ -387,13 +419,16 @@ def main(argv=None) -> int:
     states = error_vs_states(tols)
     print("4. MAE on river's shipped real streams")
     mae = real_streams()
+    print("5. per-step time against the context: exact window and LDS route")
+    cross = crossover()
     load_end = _load()
     print(f"load average at end (1, 5, 15 min): {load_end}")
     if args.json:
         args.json.write_text(json.dumps({
             "args": {"quick": args.quick}, "machine": machine, "load_start": load_start,
             "load_end": load_end, "date": time.strftime("%Y-%m-%d"), "per_step_s": steps,
-            "route_errors": errors, "error_vs_states": states, "mae": mae}, indent=1) + "\n")
+            "route_errors": errors, "error_vs_states": states, "mae": mae,
+            "crossover": cross}, indent=1) + "\n")
         print(f"wrote {args.json}")
     return 0
 

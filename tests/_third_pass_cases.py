@@ -85,7 +85,11 @@ def _systems_cases():
         ("LDS.from_statespace dt None",
          lambda: L.LDS.from_statespace(ct.ss([[0.5]], [[1.0]], [[1.0]], 0, dt=None)), ["dt"]),
         ("LDS.from_statespace not a system", lambda: L.LDS.from_statespace("sys"), ["sys"]),
-        ("as_lds transfer function", lambda: as_lds(ct.tf([1], [1, 1])), ["control.ss"]),
+        # a TransferFunction is taken since issue 46 (realised by control.ss): what has no
+        # realisation, or one python-control cannot make here, is refused
+        ("as_lds frequency response data",
+         lambda: as_lds(ct.frd([1.0, 2.0], [0.1, 1.0])),
+         ["system", "FrequencyResponseData", "no state-space realisation"]),
         ("as_lds matrix", lambda: as_lds(np.eye(2)), ["system"]),
         # ------------------------------------------------------------ realization
         ("hankel_matrix h 2-D", lambda: hankel_matrix(np.ones((10, 1))), ["h"]),
@@ -147,8 +151,9 @@ def _systems_cases():
         ("S4Recursion.from_lds not a system",
          lambda: L.systems.S4Recursion.from_lds("sys"), ["system"]),
         ("s4_bilinear discrete system", lambda: L.s4_bilinear(SYS, 0.1), ["continuous"]),
-        ("discretize transfer function", lambda: L.discretize(ct.tf([1], [1, 1]), 0.1),
-         ["system"]),
+        ("discretize MIMO transfer function",
+         lambda: L.discretize(ct.tf([[[1.0], [2.0]]], [[[1.0, 1.0], [1.0, 2.0]]]), 0.1),
+         ["system", "slycot"]),
     ]
 
 

@@ -60,13 +60,10 @@ QUICK = os.environ.get("LDS_LESSON_QUICK") == "1"  # smaller sizes, same code
 # $$\hat y_t = b_t + \sum_{i=1}^{k} M_i\, x_{t,i}, \qquad M_i \in
 #   \mathbb{R}^{d_\text{out} \times d_\text{in}} .$$
 #
-# The loss is convex in $M = (M_1, \dots, M_k)$, with gradient
-# $\nabla_{M_i} \ell_t = 2\, e_t\, x_{t,i}^\top$, $e_t = \hat y_t - y_t$. **Online gradient
-# descent** (OGD) takes one step per round and projects back on the convex set
-# $\mathcal K_r = \{M : \|M_i\|_F \le r \text{ for every } i\}$:
-#
-# $$M_i \leftarrow \Pi_r\big(M_i - \eta_t\, 2\, e_t\, x_{t,i}^\top\big), \qquad
-#   \Pi_r(M_i) = M_i \min\Big(1, \frac{r}{\|M_i\|_F}\Big).$$
+# The loss is convex in $M = (M_1, \dots, M_k)$. **Online gradient descent** (OGD) takes one
+# step per round against the gradient $\nabla_{M_i} \ell_t$ and projects back on the convex
+# set $\mathcal K_r = \{M : \|M_i\|_F \le r \text{ for every } i\}$ (the nearest point of
+# $\mathcal K_r$ in the Frobenius norm); exercise 1 derives both.
 #
 # For convex losses with gradients bounded by $G$ on a set of diameter $D$, the step
 # $\eta_t = D / (G\sqrt t)$ gives $\mathrm{Regret}_T \le \tfrac32 G D \sqrt T$ (Hazan,
@@ -126,11 +123,14 @@ plt.show()
 #
 # ## Exercise 1 — the projected step (≈ 20 min)
 #
-# Write `projected_step(M, x, err, eta, r)`: `M` has shape `(k, d_out, d_in)` (the blocks
-# $M_i$), `x` shape `(k, d_in)` (the features $x_{t,i}$), `err` shape `(d_out,)` (the error
-# $e_t = \hat y_t - y_t$), `eta` is the step and `r` the radius (`np.inf` for no
-# projection). Return the new `M`: the gradient step on every block, then each block
-# projected on its own Frobenius ball. Do not modify `M` in place.
+# On paper first: differentiate $\ell_t = \|\hat y_t - y_t\|^2$ with respect to the block
+# $M_i$ (write $\hat y_t$ entry by entry if the matrix calculus is new), and find the nearest
+# point of $\mathcal K_r$ to a given $M$ (the constraint acts on each block on its own; what
+# is the nearest point of a ball?). Write `projected_step(M, x, err, eta, r)`: `M` has shape
+# `(k, d_out, d_in)` (the blocks $M_i$), `x` shape `(k, d_in)` (the features $x_{t,i}$),
+# `err` shape `(d_out,)` (the error $e_t = \hat y_t - y_t$), `eta` is the step and `r` the
+# radius (`np.inf` for no projection). Return the $M$ after one round of OGD. Do not modify
+# `M` in place.
 
 # %% tags=["exercise"]
 def projected_step(M, x, err, eta, r):

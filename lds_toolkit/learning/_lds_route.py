@@ -34,7 +34,7 @@ FILTER_ROUTES = ("auto", "exact", "lds")
 #: relative L2 error per filter asked of the realization (the learners' filters="lds").
 LDS_TOL = 1e-6
 #: below this context the exact window is cheaper than any realization worth building.
-AUTO_MIN_CONTEXT = 512
+AUTO_MIN_CONTEXT = 256
 
 
 _MEMO: OrderedDict = OrderedDict()  # (T, k, kind, delays, L, precision, tol) -> bank or error

@@ -262,7 +262,7 @@ class OnlineLearner(StreamingProtocol, ABC):
             X, base = checked_design(design, u.shape[0], self._taps.shape[1], u.shape[1],
                                      y.shape[1])
         pred = self._run_stream(u, y, X, base)
-        if bank is not None and bank is self._streaming_bank():
+        if w is not None and bank is self._streaming_bank():
             # filters="lds": the batch recursion's state is where the steps continue from
             self._bank, self._w, self._route_pending = bank, w, False
         return pred

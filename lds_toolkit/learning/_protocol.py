@@ -196,8 +196,8 @@ class StreamingProtocol:
     def _resolve_route(self) -> None:
         """Choose the streaming route now; an LDS bank starts from the state the last L
         inputs (the ring buffer: zeros before t = 0) give it, w = sum_j a^{j-1} u_{t-1-m0-j}."""
+        bank = self._streaming_bank()  # an error leaves the choice pending
         self._route_pending = False
-        bank = self._streaming_bank()
         if bank is None:
             return
         L = self._taps.shape[0]

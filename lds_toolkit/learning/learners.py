@@ -126,8 +126,9 @@ class _SpectralBase(OnlineLearner):
         return choose_route(self, T, k, L, filters)
 
     def _lazy_bank(self) -> bool:
-        # the streaming bank is built at the first step, not in reset (fit_predict's cost)
-        return self.filters != "exact"
+        # "auto": the streaming bank is chosen at the first step, not in reset (fit_predict
+        # batches exactly and should not pay for it); "lds" builds it at once (errors early)
+        return self.filters == "auto"
 
     @property
     def context_length(self) -> int:
@@ -191,7 +192,7 @@ class SpectralFiltering(_SpectralBase):
         recursion w_{t+1} = A w_t + B u_{t-1} - A^{L-1} B u_{t-L} (w_t = x_t - A^{L-1}
         x_{t-L+1}), O(n k d) per step whatever t, T and L, in both paths.  ``"auto"``:
         ``fit_predict`` exact; the streaming steps through the LDS when the context is at
-        least 512 and the LDS step costs at most half the window's multiply-adds
+        least 256 and the LDS step costs at most half the window's multiply-adds
         (:mod:`lds_toolkit.learning._lds_route`); streamed and batch numbers then agree to
         the realization's tolerance (measured within 1e-6 relative RMS), not to round-off.
 

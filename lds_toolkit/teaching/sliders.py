@@ -24,12 +24,12 @@ draw function then receives that state instead of the figure and updates the art
 Rendering the whole figure to PNG is then most of a move (~50-90 ms: every tick label, every
 title is rasterised again). A state that is a dict with a ``"moving"`` entry (the artists
 the draw function changes: lines, markers, titles, a legend whose labels change, or a
-whole axes whose view moves) is
-rendered by blitting: the figure without them is rasterised once (the *background*), and a
-move restores that background, draws only the moving artists over it and encodes the pixels
-(:meth:`SliderApp.png`). Everything the draw function changes must be among them, and the
-axes' limits must not move (``set_xlim``/``set_ylim`` in setup); tests/teaching/
-test_sliders.py compares every blitted frame with a full redraw.
+whole axes whose view moves) is rendered by blitting: the figure without them is rasterised
+once (the *background*), and a move restores that background, draws only the moving
+artists over it and encodes the pixels (:meth:`SliderApp.png`). Everything the draw
+function changes must be among them, and an axes that is not itself moving keeps its
+limits (``set_xlim``/``set_ylim`` in setup); tests/teaching/test_sliders.py checks that the
+background never changes and compares every blitted frame with a full redraw.
 
 :class:`SliderApp` runs it: :meth:`SliderApp.render` is the callback a widget calls on every
 move (clear the figure, draw, render a PNG: what the notebook receives; timed by
@@ -267,8 +267,6 @@ class SliderApp:
     def frame(self):
         """The current figure's pixels, ``(height, width, 4)`` uint8 RGBA, by blitting the
         moving artists over the cached background (a full draw when there are none)."""
-        import numpy as np
-
         canvas = self.figure.canvas
         if self._background is None or not self.moving:
             canvas.draw()  # the static figure: animated artists are left out

@@ -263,3 +263,26 @@ def test_lds_says_what_to_do_when_no_realization_reaches_the_tolerance():
                                          r"kind='H'\): no sum .* use filters='exact', or "
                                          r"'auto'"):
         learner.fit_predict(np.ones(5), np.ones(5))
+
+
+def test_lds_fails_before_the_stream_starts_and_auto_falls_back_to_exact():
+    """filters='lds' that no realization reaches fails at the first learn_one, leaving the
+    learner cold; 'auto' streams exactly there (the same numbers as 'exact')."""
+    import warnings
+
+    from lds_toolkit.learning import FilterPrecisionWarning
+
+    warnings.simplefilter("ignore", FilterPrecisionWarning)
+    learner = SpectralFiltering(horizon=600, k=200, filters="lds")
+    with pytest.raises(ValueError, match="filters='lds'"):
+        learner.learn_one(1.0, 1.0)
+    assert not learner._started()
+    rng = np.random.default_rng(4)
+    u, y = rng.standard_normal(40), rng.standard_normal(40)
+    auto, exact = (SpectralFiltering(horizon=600, k=200, filters=f, lr=0.01)
+                   for f in ("auto", "exact"))
+    for t in range(40):
+        assert auto.predict_one(u[t]) == exact.predict_one(u[t])
+        auto.learn_one(u[t], y[t])
+        exact.learn_one(u[t], y[t])
+    assert auto._bank is None and not auto._route_pending

@@ -387,7 +387,8 @@ class STU(nn.Module):
         channel (exact form) or per output channel (tensordot form), a delay line for ``lag``
         and ``k_u``, ``k_y`` fed-back output states; equations in
         :mod:`lds_toolkit.neural.layers._stu_lds`. ``simulate(layer.to_lds(), u)`` (standard
-        convention) is ``forward`` to about ``tol`` for inputs up to ``seq_len`` long.
+        convention) is ``forward`` to about ``tol`` for inputs up to ``seq_len`` long. The
+        system names its inputs ``u[h]`` and outputs ``y[h]``, itself ``"STU"``.
 
         Parameters
         ----------
@@ -399,8 +400,6 @@ class STU(nn.Module):
         tol : float
             Relative L2 error of the filter fit (a ValueError names the best error reached
             when no fit meets it).
-
-        Names: inputs ``u[h]``, outputs ``y[h]``; the system's name is ``"STU"``.
         """
         name = type(self).__name__
         if channel is not None:
