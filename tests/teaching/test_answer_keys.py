@@ -117,3 +117,33 @@ def test_lesson1_hidden_cases_are_not_the_public_ones():
     for name, cases in public.items():
         for _, hidden in key.HIDDEN[name]:
             assert not any(same(hidden, c) for c in cases), (name, hidden)
+
+
+@pytest.mark.parametrize("nn", LESSONS)
+def test_correct_answers_written_another_way_get_every_hidden_point(nn):
+    """The hidden tests do not reject what the public check accepts: every alternative gets
+    all the points of its exercise's hidden cases."""
+    spec = importlib.util.spec_from_file_location("lds_grading", INSTRUCTOR / "lds_grading.py")
+    grading = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grading)
+    key, lesson = load_key(nn), lesson_module(nn)
+    short = []
+    for name, rows in key.ALTERNATIVES.items():
+        total = sum(points for points, _ in key.HIDDEN[name])
+        for what, answer in rows:
+            got = sum(points for i, (points, _) in enumerate(key.HIDDEN[name])
+                      if grading.grade(lesson, key, name, i, answer).passed)
+            if got != pytest.approx(total) and (nn, name, what) not in KNOWN_SHORT:
+                short.append(f"{name}: {what!r} got {got} of {total}")
+            elif got == pytest.approx(total) and (nn, name, what) in KNOWN_SHORT:
+                short.append(f"{name}: {what!r} gets every point now: drop it from "
+                             "KNOWN_SHORT")
+    assert not short, "\n".join(short)
+
+
+#: Alternatives the public check accepts but a hidden case does not, to be resolved by the
+#: lesson's author: lesson 9's plain Riccati iteration (difference form) overflows to NaN on
+#: the hidden case with an unstable A (spectral radius 1.2), which no public case has: either
+#: a public case with an unstable A (then the check tells the student) or a sturdier
+#: alternative. Listed, not hidden: the test fails when it is resolved and not removed here.
+KNOWN_SHORT = {("09", "predictor_gain", "the recursion iterated to its fixed point")}

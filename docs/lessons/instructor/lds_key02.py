@@ -35,7 +35,7 @@ def tustin_from_s4(y_s4):
 SOLUTIONS = {"tustin_from_s4": tustin_from_s4}
 #: How the grader compares where the check takes no cases (lds_grading.grade).
 COMPARE = {"tustin_from_s4": ("array", {"rtol": 1e-9, "atol": 1e-12})}
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -208,4 +208,54 @@ HIDDEN = {
     "tustin_from_s4": [(1.0, {"y_s4": np.random.default_rng(205).standard_normal((40, 1))}),
                        (1.0, {"y_s4": np.random.default_rng(206).standard_normal((17, 2))})],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _s4_by_inverse(A, B, dt):
+    A, B = np.atleast_2d(A), np.atleast_2d(B)
+    inv = np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)
+    return (inv @ (np.eye(A.shape[0]) + dt / 2 * A)).tolist(), (dt * inv @ B).tolist()
+
+
+def _tustin_by_scipy(A, B, C, D, dt):
+    from scipy.signal import cont2discrete
+
+    Ad, Bd, Cd, Dd, _ = cont2discrete((A, B, C, D), dt, method="bilinear")
+    return Ad, Bd, Cd, Dd
+
+
+def _tustin_own_s4(A, B, C, D, dt):
+    """Does not call s4_discretize: the bilinear form written out once more."""
+    A, B, C, D = (np.atleast_2d(np.asarray(m, float)) for m in (A, B, C, D))
+    Minv = np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)
+    return (Minv @ (np.eye(A.shape[0]) + dt / 2 * A), Minv @ B * dt, C @ Minv,
+            D + C @ Minv @ B * (dt / 2))
+
+
+def _average_by_loop(y_s4):
+    y = np.asarray(y_s4, dtype=float)
+    out = np.empty_like(y)
+    previous = np.zeros_like(y[0])
+    for k in range(len(y)):
+        out[k] = (y[k] + previous) / 2
+        previous = y[k]
+    return out
+
+
+def _average_by_convolution(y_s4):
+    from scipy.signal import lfilter
+
+    return lfilter([0.5, 0.5], [1.0], np.asarray(y_s4, dtype=float), axis=0)
+
+
+ALTERNATIVES = {
+    "s4_discretize": [("an explicit inverse, lists returned", _s4_by_inverse)],
+    "tustin": [("scipy's cont2discrete(method='bilinear')", _tustin_by_scipy),
+               ("the bilinear form written out, no call of s4_discretize", _tustin_own_s4)],
+    "tustin_from_s4": [("a loop over k", _average_by_loop),
+                       ("a two-tap FIR filter (scipy.signal.lfilter)", _average_by_convolution)],
 }

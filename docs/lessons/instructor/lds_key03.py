@@ -31,7 +31,7 @@ def _pd(seed, n):
     return {"P": R @ R.T + np.eye(n), "M": S @ S.T + 0.2 * np.eye(n)}
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -178,4 +178,53 @@ HIDDEN = {
     "discrete_lyapunov_kron": [(1.0, _pair(303, 3, True)), (1.0, _pair(304, 5, True))],
     "decay_rate": [(1.0, _pd(305, 2)), (1.0, _pd(306, 4))],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _lyapunov_by_scipy(A, M):
+    from scipy.linalg import solve_continuous_lyapunov
+
+    return solve_continuous_lyapunov(np.asarray(A).T, -np.asarray(M))
+
+
+def _lyapunov_row_vec(A, M):
+    """The row-stacked vec: vec_r(A^T P + P A) = (A^T ⊗ I + I ⊗ A^T) vec_r(P)."""
+    A, M = np.asarray(A, float), np.asarray(M, float)
+    n = A.shape[0]
+    L = np.kron(A.T, np.eye(n)) + np.kron(np.eye(n), A.T)
+    return np.linalg.solve(L, -M.reshape(-1)).reshape(n, n)
+
+
+def _discrete_by_scipy(A, M):
+    from scipy.linalg import solve_discrete_lyapunov
+
+    return solve_discrete_lyapunov(np.asarray(A).T, np.asarray(M))
+
+
+def _discrete_by_series(A, M):
+    """P = sum_k (A^T)^k M A^k, summed until the terms vanish (A is stable)."""
+    A, M = np.asarray(A, float), np.asarray(M, float)
+    P, term = np.zeros_like(M), M.copy()
+    for _ in range(20000):
+        P += term
+        term = A.T @ term @ A
+        if np.abs(term).max() < 1e-18 * np.abs(P).max():
+            break
+    return P
+
+
+def _rate_by_eigvals(P, M):
+    return float(min(np.linalg.eigvals(M).real) / max(np.linalg.eigvals(P).real))
+
+
+ALTERNATIVES = {
+    "lyapunov_kron": [("scipy's solve_continuous_lyapunov(A.T, -M)", _lyapunov_by_scipy),
+                      ("the row-stacked vec", _lyapunov_row_vec)],
+    "discrete_lyapunov_kron": [("scipy's solve_discrete_lyapunov(A.T, M)", _discrete_by_scipy),
+                               ("the series sum_k (A^T)^k M A^k", _discrete_by_series)],
+    "decay_rate": [("np.linalg.eigvals, real parts", _rate_by_eigvals)],
 }

@@ -41,7 +41,7 @@ def _replay_case(kappa, horizon, t_end, jitter, seed):
             "t_end": t_end}
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -229,4 +229,60 @@ HIDDEN = {
     "replay": [(1.0, _replay_case(0.3, 3.0, 3.0, 0.0, 404)),
                (1.0, _replay_case(0.6, 5.0, 4.5, 0.01, 405))],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _trigger_by_einsum(x, e, P, M, B, K, kappa):
+    x, e = np.asarray(x, float), np.asarray(e, float)
+    return float(kappa * np.einsum("i,ij,j", x, M, x)
+                 - 2 * np.einsum("i,ij,j", x, np.asarray(P) @ np.asarray(B) @ np.asarray(K), e))
+
+
+def _first_event_inline(kappa, x0, h):
+    """The trigger written inline (no call of trigger), the state and the held state apart."""
+    from lds_toolkit.control import paper_system
+
+    s = paper_system()
+    A, B, K, P, M = (np.asarray(m, float) for m in (s.A, s.B, s.K, s.P, s.M))
+    n = A.shape[0]
+    flow = expm(np.block([[A, B @ K], [np.zeros((n, 2 * n))]]) * h)
+    x, held = np.asarray(x0, float), np.asarray(x0, float)
+    steps = int(round(10.0 / h))
+    for k in range(1, steps + 1):
+        z = flow @ np.concatenate([x, held])
+        x, held = z[:n], z[n:]
+        e = held - x
+        if kappa * x @ M @ x - 2 * x @ P @ B @ K @ e <= 0:
+            return k * h
+    return float("inf")
+
+
+def _replay_by_variation_of_constants(sample_times, inputs, t_end):
+    """x(t+s) = e^{As} x(t) + (int_0^s e^{Ar} dr) B u, the integral from one block
+    exponential per interval: the same maths, organised another way."""
+    from lds_toolkit.control import paper_system
+
+    s = paper_system()
+    A, B = np.asarray(s.A, float), np.asarray(s.B, float)
+    n = A.shape[0]
+    times = list(np.asarray(sample_times, float)) + [float(t_end)]
+    inputs = np.atleast_2d(np.asarray(inputs, float))
+    x = np.array([1.0, 0.0])
+    for i, u in enumerate(inputs):
+        span = min(times[i + 1], t_end) - times[i]
+        if span <= 0:
+            continue
+        E = expm(np.block([[A, np.eye(n)], [np.zeros((n, 2 * n))]]) * span)
+        x = E[:n, :n] @ x + E[:n, n:] @ B @ u
+    return x
+
+
+ALTERNATIVES = {
+    "trigger": [("einsum", _trigger_by_einsum)],
+    "first_event": [("the trigger written inline", _first_event_inline)],
+    "replay": [("variation of constants", _replay_by_variation_of_constants)],
 }

@@ -30,7 +30,7 @@ def _design(T, k, d_in, d_out, seed):
     return {"X": X, "base": base, "y": y}
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -164,4 +164,37 @@ HIDDEN = {
     "best_in_hindsight": [(1.0, _D1), (1.0, _D2)],
     "safe_step": [(1.0, {"X": _D1["X"].copy()}), (1.0, {"X": _D2["X"].copy()})],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _step_by_loops(M, x, err, eta, r):
+    M, x, err = (np.asarray(a, dtype=float) for a in (M, x, err))
+    out = M.copy()
+    for i in range(M.shape[0]):
+        block = M[i] - eta * 2.0 * np.outer(err, x[i])
+        norm = np.linalg.norm(block)
+        out[i] = block if norm <= r else block * (r / norm)
+    return out
+
+
+def _hindsight_by_normal_equations(X, base, y):
+    X, base, y = (np.asarray(a, dtype=float) for a in (X, base, y))
+    n, k, d_in = X.shape
+    D = X.reshape(n, k * d_in)
+    W = np.linalg.solve(D.T @ D, D.T @ (y - base))
+    return np.stack([W[i * d_in:(i + 1) * d_in].T for i in range(k)])
+
+
+def _safe_step_by_loop(X):
+    return 1.0 / max(float(np.sum(np.square(x))) for x in np.asarray(X))
+
+
+ALTERNATIVES = {
+    "projected_step": [("a loop over the blocks", _step_by_loops)],
+    "best_in_hindsight": [("the normal equations", _hindsight_by_normal_equations)],
+    "safe_step": [("a loop over the rounds", _safe_step_by_loop)],
 }

@@ -26,7 +26,7 @@ def _filters(T, k):
     return spectral_filters(T, k, "H", method="dense", cache=False)[1]
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -121,4 +121,55 @@ HIDDEN = {
     "resolvable_count": [(1.0, {"sigma": np.linalg.eigvalsh(_hankel(128))[::-1].copy()}),
                          (1.0, {"sigma": 7.0 * 0.3 ** np.arange(40)})],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _hankel_by_loops(T):
+    Z = np.empty((T, T))
+    for i in range(T):
+        for j in range(T):
+            s = i + j
+            Z[i, j] = 2.0 / (s**3 + 6 * s**2 + 11 * s + 6)
+    return Z
+
+
+def _hankel_by_integral(T):
+    """int_0^1 (1-a)^2 a^(i+j) da = B(i+j+1, 3), by scipy's beta function."""
+    from scipy.special import beta
+
+    n = np.arange(T)[:, None] + np.arange(T)[None, :]
+    return beta(n + 1, 3)
+
+
+def _filters_by_scipy_subset(H, k):
+    import scipy.linalg as sla
+
+    T = np.asarray(H).shape[0]
+    w, v = sla.eigh(H, subset_by_index=[T - k, T - 1])
+    w, v = w[::-1], v[:, ::-1]
+    return w, v / np.where(v[0] < 0, -1.0, 1.0)
+
+
+def _residual_by_lstsq(phi, alpha):
+    phi = np.asarray(phi, float)
+    mu = (1 - alpha) * alpha ** np.arange(phi.shape[0])
+    coef = np.linalg.lstsq(phi, mu, rcond=None)[0]
+    return float(np.linalg.norm(mu - phi @ coef) / np.linalg.norm(mu))
+
+
+def _count_by_loop(sigma):
+    floor = 100 * np.finfo(np.float64).eps
+    return sum(1 for s in sigma if s / max(sigma) >= floor)
+
+
+ALTERNATIVES = {
+    "hankel_matrix": [("two loops, the cubic expanded", _hankel_by_loops),
+                      ("the beta function", _hankel_by_integral)],
+    "top_filters": [("scipy's eigh with subset_by_index", _filters_by_scipy_subset)],
+    "projection_residual": [("least squares", _residual_by_lstsq)],
+    "resolvable_count": [("a loop", _count_by_loop)],
 }

@@ -21,7 +21,7 @@ def _system(seed, n, d_in, d_out):
     return {"A": A, "B": rng.standard_normal((n, d_in)), "C": rng.standard_normal((d_out, n))}
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -120,4 +120,40 @@ HIDDEN = {
                     for a, L, o in ((0.7, 6, 1), (0.95, 20, 2), (0.999, 64, 1), (0.3, 3, 2))],
     "worst_eigenvalue": [(0.5, {"L": L}) for L in (3, 16, 100, 4096)],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _difference_by_markov(A, B, C, n):
+    """From the Markov parameters h_j = C A^(j-1) B (j >= 1, h_0 = 0 here): g_j = h_(j+1) -
+    2 h_j + h_(j-1)."""
+    A, B, C = (np.atleast_2d(np.asarray(m, float)) for m in (A, B, C))
+    h = [np.zeros((C.shape[0], B.shape[1]))]
+    power = np.eye(A.shape[0])
+    for _ in range(n + 1):
+        h.append(C @ power @ B)
+        power = A @ power
+    h = np.array(h)  # h_0 .. h_(n+1)
+    padded = np.concatenate([np.zeros_like(h[:1]), h])  # h_(-1) = 0
+    return padded[2:n + 2] - 2 * padded[1:n + 1] + padded[:n]
+
+
+def _tail_by_sum(alpha, L, order):
+    j = np.arange(L, L + 200_000, dtype=float)
+    g = (1 - alpha) ** order * alpha ** (j - order)
+    return float(np.sum(g * g))
+
+
+def _worst_by_roots(L):
+    roots = np.roots([L - 1, 1, -(L - 1)])
+    return float(max(r.real for r in roots if 0 < r.real < 1))
+
+
+ALTERNATIVES = {
+    "second_difference": [("from the Markov parameters", _difference_by_markov)],
+    "tail_energy": [("a sum of 200000 terms", _tail_by_sum)],
+    "worst_eigenvalue": [("numpy's roots", _worst_by_roots)],
 }

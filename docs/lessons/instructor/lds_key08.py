@@ -34,7 +34,7 @@ def _modes(T, q, seed):
     return {"eigenvalues": np.r_[lam, np.conj(lam[:2])], "T": T, "q": q}
 
 
-ALTERNATIVES: dict = {}
+# ALTERNATIVES (correct answers written another way): at the end of the file
 
 # ----------------------------------------------------------------- common mistakes
 # Each wrong answer as a student would write it; the words its hint must contain
@@ -109,4 +109,48 @@ HIDDEN = {
                          (1.0, _certificate_case(802, 5, 0.7))],
     "region_counts": [(1.0, _modes(512, 7 / 8, 803)), (1.0, _modes(2**12, 1 / 2, 804))],
     "interpretation": [(1.0, None)],
+}
+
+
+# ----------------------------------------------------------------- correct, written otherwise
+# (tests/teaching/test_answer_keys.py: each must pass the public check)
+
+
+def _modes_doubled(z):
+    z = np.asarray(z, dtype=complex)
+    return (2 + z) / (2 - z)
+
+
+def _rate_by_python_control(A):
+    """python-control's dlyap(A, Q) solves A X Aᵀ - X + Q = 0: with Aᵀ it is ours."""
+    import control as ct
+
+    A = np.asarray(A, dtype=float)
+    P = ct.dlyap(A.T, np.eye(A.shape[0]))
+    L = np.linalg.cholesky(P)
+    Li = np.linalg.inv(L)
+    return float(np.sqrt(np.linalg.eigvalsh(Li @ A.T @ P @ A @ Li.T)[-1]))
+
+
+def _counts_by_thresholds(eigenvalues, T, q):
+    good = 1 - np.log(T) / (8 * T**q)
+    marginal = 1 - 1 / (2 * T**1.25)
+    out = {"A-left": 0, "B": 0, "A-right": 0, "outside": 0}
+    for m in np.abs(np.asarray(eigenvalues)):
+        if 0.9 * good <= m <= good:
+            out["A-left"] += 1
+        elif good < m < marginal:
+            out["B"] += 1
+        elif marginal <= m <= 1:
+            out["A-right"] += 1
+        else:
+            out["outside"] += 1
+    return out
+
+
+ALTERNATIVES = {
+    "bilinear_modes": [("(2 + z) / (2 - z)", _modes_doubled)],
+    "certificate_rate": [("python-control's dlyap and a Cholesky factor",
+                          _rate_by_python_control)],
+    "region_counts": [("the thresholds written out", _counts_by_thresholds)],
 }
