@@ -381,7 +381,7 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
     time_limit = check_time_limit(compare_options.pop("time_limit", DEFAULT_TIME_LIMIT))
     substitutes = dict(compare_options.pop("substitutes", None) or {})
     # the author's arguments are checked before the student's answer is looked at
-    cases = given_cases(cases if cases is not None else ())
+    case_list = given_cases(cases if cases is not None else ()) or []
     if not callable(reference):
         raise TypeError(f"reference must be a function of the cases' keyword arguments, got "
                         f"{type(reference).__name__}")
@@ -390,10 +390,9 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
     if not callable(student):
         return report(name, "wrong", f"expected a function, got {type(student).__name__}",
                        verbose)
-    assert cases is not None
     worst: float | None = None
     earlier_note = ""
-    for i, case in enumerate(cases):
+    for i, case in enumerate(case_list):
         described = ", ".join(f"{k}={_short(v)}" for k, v in case.items())
         try:
             expected = reference(**fresh_case(case))
@@ -432,7 +431,7 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
         err_value = res.details.get("max_abs_error", res.details.get("abs_error"))
         if err_value is not None:
             worst = max(worst or 0.0, float(err_value))
-    text = f"matches the toolkit on all {len(cases)} cases"
+    text = f"matches the toolkit on all {len(case_list)} cases"
     if worst is not None:
         text += f" (largest difference {worst:.1e})"
     return report(name, "pass", text + earlier_note, verbose, {} if worst is None else
