@@ -24,7 +24,7 @@ TEST_JOBS ?= 2
 TORCH_INDEX ?=
 PIP := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 
-.PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-check lessons results venv clean
+.PHONY: figures medium full test test-slow test-gpu bench lint typecheck docs docs-instructor docs-check lessons results venv clean
 
 venv: $(DEV)
 
@@ -70,6 +70,11 @@ test: $(DEV)
 # package change). The test suite builds it without executing them (tests/test_docs_site.py).
 docs: $(DEV)
 	$(BIN)/mkdocs build --strict
+
+# The instructor's site in site-instructor/ (never publish it): each lesson's solution folded
+# under its exercise, the solution notebooks, instructor slides, autograder archives, sources.
+docs-instructor: $(DEV)
+	LDS_DOCS_INSTRUCTOR=1 $(BIN)/mkdocs build --strict --site-dir site-instructor
 
 # Read every page for raw math and code-block equations, then serve site/ on localhost and
 # load pages in headless Chromium (Debian's package: apt-get install chromium); fail on console

@@ -243,6 +243,10 @@ def _report(args) -> int:
         return 2
     if args.compare:
         return _compare(args)
+    if args.all:
+        print("error: --all lists every difference of --compare DIR_A DIR_B; the report "
+              "always lists every claim", file=sys.stderr)
+        return 2
     out = Path(args.out)
     if not args.out or not out.is_dir():
         print(f"error: --out {str(args.out)!r} is not a directory of results", file=sys.stderr)

@@ -77,6 +77,8 @@ def _report_cases():
          ["--compare", "the directory of one experiment's run"]),
         ("compare a name that is in neither root",
          lambda tmp: _compare(tmp, None, "cloze"), ["cloze", "nothing to compare"]),
+        ("report --all without --compare",
+         lambda tmp: _cli("report", "--out", _roots(tmp)[0], "--all"), ["--all", "--compare"]),
         ("report a store with an unreadable row", report_unreadable,
          ["could not be judged", "nss-etc", "not valid JSON"]),
     ]
@@ -107,6 +109,9 @@ def _interop_cases():
          ["A must be real"]),
         ("LDS complex", lambda tmp: L.LDS([[0.5 + 0.1j]], [[1.0]], [[1.0]], dt=1.0),
          ["A must be real"]),
+        ("LDS.from_statespace a TransferFunction",
+         lambda tmp: L.LDS.from_statespace(ct.tf([1.0], [1.0, 0.5], 1.0)),
+         ["sys", "TransferFunction", "as_lds"]),
         ("ETCSystem of a FrequencyResponseData",
          lambda tmp: L.control.inter_event_statistics(frd, None, [1.0], K=[[1.0]]),
          ["system", "FrequencyResponseData"]),

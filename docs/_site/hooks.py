@@ -12,8 +12,11 @@
   naming a path of the build (the repository, the Python installation, the home directory)
   fails the build (:func:`published_outputs`).
 * **Lessons.** Every ``docs/lessons/NN_slug.py`` becomes the page ``lessons/NN_slug.md`` and
-  its downloads (student and solution notebooks, slides, otter autograder archive), built by
-  ``docs/_site/lessons.py`` (executed lessons cached in ``.cache/docs-lessons/``), and
+  its downloads, built by ``docs/_site/lessons.py`` (executed lessons cached in
+  ``.cache/docs-lessons/``): on the public site the student notebook and slides only, no
+  solution anywhere (the lesson sources and the answer keys are excluded in mkdocs.yml);
+  with ``LDS_DOCS_INSTRUCTOR=1`` the instructor site (solutions folded under the exercises,
+  solution notebooks, instructor slides, otter autograder archives, sources), and
   ``lessons/vendor/`` holds the scripts the slides load (reveal.js, require.js, MathJax:
   ``docs/_site/slides_vendor/``), so that they work offline; the
   "Teaching" section of the navigation lists them in order after the syllabus
@@ -182,16 +185,20 @@ def lesson_nav() -> list[dict[str, str]]:
 
 def lesson_times(text: str) -> dict[str, object]:
     """A lesson's time estimates from its source: the header's ``*Time: about N min ...*``
-    (the whole lesson) and the ``(≈ N min)`` of each exercise heading and of the
-    interpretation question's (``{"total": N, "exercises": [...], "question": N}``; ``None``
-    where a lesson gives none)."""
+    (the whole lesson; "about N minutes of lecture and M of lab" adds up) and the
+    ``(≈ N min)`` of each exercise heading and of the interpretation question's heading:
+    ``{"total": N, "exercises": [...], "question": N}`` (``None`` where a lesson gives
+    none)."""
     import re
 
-    total = re.search(r"^# \*Time: about (\d+) min\b", text, re.M)
+    # "*Time: about 85 min — ...*", or "Time: about 90 minutes of lecture and 90 of lab"
+    total = re.search(r"^# \*?Time: about (\d+) min(?:utes)?\b(?: of lecture and (\d+) of lab)?",
+                      text, re.M)
     exercises = [int(m) for m in re.findall(r"^# ## Exercise \d+\b[^\n]*\(≈ (\d+) min\)\s*$",
                                             text, re.M)]
     question = re.search(r"^# ## Interpretation question \(≈ (\d+) min\)\s*$", text, re.M)
-    return {"total": int(total.group(1)) if total else None, "exercises": exercises,
+    minutes = sum(int(g) for g in total.groups() if g) if total else None
+    return {"total": minutes, "exercises": exercises,
             "question": int(question.group(1)) if question else None}
 
 

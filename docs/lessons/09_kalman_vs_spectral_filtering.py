@@ -22,8 +22,9 @@
 # **regret against the Kalman predictor**. The answer to "does it catch up?" depends on
 # *where* the noise enters — and the reason is one line of Algorithm 1.
 #
-# Time: about 90 minutes of lecture and 90 of lab (exercises 1–3: 20, 25 and 20 minutes;
-# the interpretation question 5, the slider 20).
+# *Time: about 120 min — the idea, the derivation and the worked example ≈ 30 min,
+# exercises 1–3 ≈ 20, 25 and 20 min, the interpretation question ≈ 5 min, the slider
+# ≈ 20 min.*
 
 # %%
 import math

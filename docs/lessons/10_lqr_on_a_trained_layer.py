@@ -22,8 +22,8 @@
 # and the **Lyapunov certificate** that the LQR's own Riccati matrix is. A slider moves the
 # price of the input. This lesson needs torch (`pip install "lds_toolkit[nn]"`).
 #
-# Time: about 90 minutes of lecture and 90 of lab (exercises 1–2: 25 and 30 minutes; the
-# interpretation question 5, the slider 20).
+# *Time: about 110 min — the idea, the training and the worked examples ≈ 30 min,
+# exercises 1–2 ≈ 25 and 30 min, the interpretation question ≈ 5 min, the slider ≈ 20 min.*
 
 # %%
 import os

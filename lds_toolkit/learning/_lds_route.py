@@ -8,9 +8,8 @@ and a window of the last L inputs in the streaming steps, O(L m d) per step.
 :func:`~lds_toolkit.learning.filters_lds.filters_as_lds` (tolerance :data:`LDS_TOL`, relative
 L2 per filter over the T taps); every step costs O(n m d) for n states, whatever t, T and
 the context L (:mod:`~lds_toolkit.learning._stream`: the window is exact, by the recursion of
-x_t - A^c x_{t-c}).  The batch path runs the same recursion (the streaming numbers).  With
-``filter_precision="extended"`` the decays are the double-precision fit's and C, D are
-refit by least squares on the extended-precision filters (checked to the same tolerance).
+x_t - A^c x_{t-c}).  The batch path runs the same recursion (the streaming numbers).  The
+realization is of the learner's filters, ``filter_precision`` included.
 
 ``"auto"``: the batch path is exact (its FFT features are exact and cost O(log n) per step);
 the streaming steps take the LDS route when it pays: the context is at least
@@ -23,6 +22,7 @@ batch numbers then agree to the realization's tolerance, not to round-off.
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -37,45 +37,49 @@ LDS_TOL = 1e-6
 AUTO_MIN_CONTEXT = 512
 
 
-def _refit(decays: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """C (k, n), D (k,) with h(0) = D, h(j) = C a^{j-1} closest to phi (T, k) in least
-    squares over the T taps, and each filter's relative L2 error."""
-    T = phi.shape[0]
-    V = decays[None, :] ** np.arange(T - 1, dtype=np.float64)[:, None]  # (T-1, n)
-    scale = np.linalg.norm(V, axis=0)
-    coef = np.linalg.lstsq(V / scale, phi[1:], rcond=1e-15)[0] / scale[:, None]  # (n, k)
-    fit = np.vstack([phi[:1], V @ coef])
-    err = np.linalg.norm(fit - phi, axis=0) / np.linalg.norm(phi, axis=0)
-    return coef.T, phi[0].copy(), err
+_MEMO: OrderedDict = OrderedDict()  # (T, k, kind, delays, L, precision, tol) -> bank or error
+_MEMO_SIZE = 32
 
 
 def lds_bank(T: int, k: int, kind: str, delays: int, L: int, precision: str,
              tol: float = LDS_TOL) -> DiagonalBank:
     """The bank of a learner's filters (top k of ``kind`` at length T, scaled by
-    sigma^{1/4}) behind ``delays`` pure delays, windowed to context L.
+    sigma^{1/4}) behind ``delays`` pure delays, windowed to context L; the same object for
+    the same arguments (the last few kept in memory, failures included: a learner's copies
+    and a step-size search share one build).
 
     Raises ValueError when no realization reaches ``tol`` (naming what it reached)."""
+    key = (T, k, kind, delays, L, precision, tol)
+    if key not in _MEMO:
+        try:
+            _MEMO[key] = _build_bank(T, k, kind, delays, L, precision, tol)
+        except ValueError as exc:
+            _MEMO[key] = exc
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    _MEMO.move_to_end(key)
+    found = _MEMO[key]
+    if isinstance(found, ValueError):
+        raise ValueError(str(found))
+    return found
+
+
+def _build_bank(T, k, kind, delays, L, precision, tol) -> DiagonalBank:
     from .filters import FilterPrecisionWarning, spectral_filters
     from .filters_lds import filters_as_lds
 
     with warnings.catch_warnings():  # the learner's own _setup warns about these filters
         warnings.simplefilter("ignore", FilterPrecisionWarning)
         try:
-            lds = filters_as_lds(T, k, kind, tol=tol)
+            lds = filters_as_lds(T, k, kind, tol=tol, precision=precision)
         except ValueError as exc:
             raise ValueError(f"filters='lds': {exc} (the learners ask for tol={tol:g}); use "
                              "filters='exact', or 'auto', which streams exactly where no "
                              "realization reaches it") from None
-        sigma, phi = spectral_filters(T, k, kind, precision=precision)
+        sigma = spectral_filters(T, k, kind, precision=precision)[0]
     decays = np.diag(lds.A).copy()
     C = lds.C * lds.B[:, 0][None, :]
     D = lds.D[:, 0].copy()
-    if precision != "double":
-        C, D, err = _refit(decays, phi)
-        if err.max() > tol:
-            raise ValueError(f"filters='lds': the LDS of the {kind}_T filters (T={T}, k={k}, "
-                             f"{decays.size} states) refit on the {precision}-precision "
-                             f"filters reaches {err.max():.2g}, above tol={tol:g}")
     scale = np.sqrt(np.sqrt(np.abs(sigma)))
     return DiagonalBank(decays, scale[:, None] * C, scale * D, delays, L)
 

@@ -42,7 +42,7 @@ import numpy as np
 from .._validation import as_float_array
 from ._kernels import ar_part, lagged_features, ogd_loop
 from ._protocol import LearnerDivergedError, StreamingProtocol, huge_stream_cause
-from ._stream import bank_design, bank_state
+from ._stream import bank_design
 
 __all__ = ["OnlineLearner", "LearnerDivergedError", "LR_SCHEDULES", "huge_stream_cause"]
 
@@ -253,22 +253,24 @@ class OnlineLearner(StreamingProtocol, ABC):
         """
         u, y = as_streams(u, y)
         self.reset(u.shape[1], y.shape[1])
-        w = None
+        bank = w = None
         if design is None:
             bank = self._batch_bank()
             X, w = self._features(u, self._taps, bank)
-            if bank is None or bank is not self._bank:
-                w = None  # the streaming route's state is not the batch route's
             base = ar_part(y, self._coefs)
         else:
             X, base = checked_design(design, u.shape[0], self._taps.shape[1], u.shape[1],
                                      y.shape[1])
-        return self._run_stream(u, y, X, base, w)
+        pred = self._run_stream(u, y, X, base)
+        if bank is not None and bank is self._streaming_bank():
+            # filters="lds": the batch recursion's state is where the steps continue from
+            self._bank, self._w, self._route_pending = bank, w, False
+        return pred
 
-    def _run_stream(self, u, y, X, base, w=None) -> np.ndarray:
+    def _run_stream(self, u, y, X, base) -> np.ndarray:
         """The batch path after ``reset``: OGD over precomputed features ``X`` and AR part
         ``base`` (as :meth:`design` returns them), leaving the streaming state at the end
-        (``w``: the streaming bank's state after the stream, when the batch computed it)."""
+        (a streaming LDS bank takes its state from the inputs at the next step)."""
         n = u.shape[0]
         sq = np.sum(u * u, axis=1)  # row by row, as _advance sums one step's u_t
         peaks = np.maximum.accumulate(sq)
@@ -295,10 +297,8 @@ class OnlineLearner(StreamingProtocol, ABC):
         self._buf[idx % L] = u[idx]
         self._buf[idx % L + L] = u[idx]
         self._pos = n % L
-        if self._bank is not None:  # the LDS state after the stream, as the steps leave it
-            b = self._bank
-            self._w = w if w is not None else bank_state(np.ascontiguousarray(u), b.decays,
-                                                          b.m0, b.L)
+        if self._bank is not None:  # resolved before the stream (a subclass): start over
+            self._route_pending = True
         h = self._yhist.shape[0]
         last = y[::-1][:h]
         self._yhist[: last.shape[0]] = last

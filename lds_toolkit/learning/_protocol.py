@@ -32,7 +32,7 @@ import numpy as np
 
 from .._validation import _human, available_memory_bytes, check_int
 from ._signals import SignalCodec
-from ._stream import SCHEDULE_CODES, stream_features, stream_predict, stream_step
+from ._stream import SCHEDULE_CODES, bank_state, stream_features, stream_predict, stream_step
 
 __all__ = ["StreamingProtocol", "LearnerDivergedError", "huge_stream_cause"]
 
@@ -130,12 +130,14 @@ class StreamingProtocol:
         if window is not None:  # refused before the filters (minutes at a large horizon)
             self._check_memory(d_in, d_out, window[1], window[0], 0)
         taps, coefs, radius, (lr, schedule) = self._validated()
-        bank = self._streaming_bank()
+        lazy = self._lazy_bank()
+        bank = None if lazy else self._streaming_bank()
         L, m = taps.shape
         self._check_memory(d_in, d_out, m, L, 0 if bank is None else bank.n)
         self._taps, self._coefs, self._r = taps, coefs, radius
         self._taps_rev = np.ascontiguousarray(taps[::-1])
         self._bank = bank
+        self._route_pending = lazy  # the bank is chosen at the first step (_resolve_route)
         self._lr_code = (float(lr), SCHEDULE_CODES[schedule])
         self._coef_arr = np.asarray(coefs, dtype=np.float64)
         self.d_in_, self.d_out_ = d_in, d_out
@@ -193,8 +195,27 @@ class StreamingProtocol:
         self._fresh = None
         self.d_in_ = d_in
 
+    def _lazy_bank(self) -> bool:
+        """Whether ``reset`` leaves the choice of the streaming bank to the first step."""
+        return False
+
+    def _resolve_route(self) -> None:
+        """Choose the streaming route now; an LDS bank starts from the state the last L
+        inputs (the ring buffer: zeros before t = 0) give it, w = sum_j a^{j-1} u_{t-1-m0-j}."""
+        self._route_pending = False
+        bank = self._streaming_bank()
+        if bank is None:
+            return
+        L = self._taps.shape[0]
+        window = np.ascontiguousarray(self._buf[self._pos:self._pos + L])  # u_{t-L}..u_{t-1}
+        self._w = bank_state(window, bank.decays, bank.m0, bank.L)
+        self._bank = bank
+        self._fresh = None
+
     def _route(self):
         """The compiled calls' description of the feature map."""
+        if self._route_pending:
+            self._resolve_route()
         b = self._bank
         if b is None:
             e = np.zeros(0)

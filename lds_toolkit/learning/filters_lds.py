@@ -39,7 +39,7 @@ from .filters import cache_dir, spectral_filters
 
 __all__ = ["filters_as_lds", "FiltersLDSReport"]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: optimised nodes (version 1 files hold the greedy-only fits)
 _BRANCHES = ("positive", "negative", "both")
 _MAX_STATES = 256  # the largest dictionary of the fit: a cache file with more is foreign
 
@@ -62,6 +62,8 @@ class FiltersLDSReport:
         Wall time of this call (the fit, or the cache read).
     from_cache : bool
         The fit was read from the memory or disk cache.
+    precision : str
+        The filters' precision (``"double"`` or ``"extended"``).
     """
 
     T: int
@@ -74,18 +76,20 @@ class FiltersLDSReport:
     max_error: float
     seconds: float
     from_cache: bool
+    precision: str = "double"
 
 
 _MEMORY: OrderedDict = OrderedDict()  # cache file -> (alpha, C, D, errors), read-only
 _MEMORY_MAX = 32
 
 
-def _key(kind: str, T: int, k: int, tol: float) -> str:
-    return f"filters_as_lds v{_CACHE_VERSION} {kind} T={T} k={k} tol={tol!r}"
+def _key(kind: str, T: int, k: int, tol: float, precision: str) -> str:
+    return f"filters_as_lds v{_CACHE_VERSION} {kind} T={T} k={k} tol={tol!r} {precision}"
 
 
-def _cache_path(kind: str, T: int, k: int, tol: float) -> Path:
-    return cache_dir() / f"filters_lds_v{_CACHE_VERSION}_{kind}_T{T}_k{k}_tol{tol!r}.npz"
+def _cache_path(kind: str, T: int, k: int, tol: float, precision: str) -> Path:
+    tag = "" if precision == "double" else "_ext"
+    return cache_dir() / f"filters_lds_v{_CACHE_VERSION}_{kind}_T{T}_k{k}_tol{tol!r}{tag}.npz"
 
 
 def _checksum(key: str, arrays) -> str:
@@ -160,8 +164,8 @@ def _memory_put(key: str, arrays) -> None:  # key: the cache file
         _MEMORY.popitem(last=False)
 
 
-def _fit(T: int, k: int, kind: str, tol: float):
-    _, phi = spectral_filters(T, k, kind)
+def _fit(T: int, k: int, kind: str, tol: float, precision: str):
+    _, phi = spectral_filters(T, k, kind, precision=precision)
     try:
         with one_thread():  # small dense factorisations: a second BLAS thread only spins
             alpha, C, err = fit_exponentials(phi, tol)
@@ -169,17 +173,20 @@ def _fit(T: int, k: int, kind: str, tol: float):
         raise ValueError(
             f"filters_as_lds(T={T}, k={k}, kind={kind!r}): no sum of real exponentials reached "
             f"tol={tol:.3g}; the best worst-filter relative L2 error was {exc.best:.3e} "
-            f"(with {exc.n_states} decays); pass a larger tol") from None
+            f"(with {exc.n_states} decays); pass a larger tol"
+            + (" (filters below the float64 floor are round-off, not exponential sums: "
+               "precision='extended' resolves them)" if precision == "double" else "")) from None
     return alpha, C, phi[0].copy(), err
 
 
 def filters_as_lds(T: int, k: int, kind: str = "H", *, branch: str = "positive",
-                   tol: float = 1e-6, cache: bool = True) -> LDS:
+                   tol: float = 1e-6, precision: str = "double", cache: bool = True) -> LDS:
     r"""The spectral filters of :func:`spectral_filters` as the impulse response of a small LDS.
 
     Returns a discrete system (dt = 1, one input ``u``) with diagonal A of real decays whose
     response to a unit impulse at t = 0 (x_0 = 0, the convention of :func:`simulate`,
-    ``y_t = C x_t + D u_t``) is ``spectral_filters(T, k, kind, branch=branch)[1]`` to a
+    ``y_t = C x_t + D u_t``) is ``spectral_filters(T, k, kind, branch=branch,
+    precision=precision)[1]`` to a
     relative L2 error of at most ``tol`` per filter over the T taps:
 
     .. math::
@@ -210,9 +217,13 @@ def filters_as_lds(T: int, k: int, kind: str = "H", *, branch: str = "positive",
         As :func:`spectral_filters`' ``branch``.
     tol : float
         Largest relative L2 error per filter, in (0, 1).
+    precision : {"double", "extended"}
+        The filters fitted, as :func:`spectral_filters`' ``precision`` (the learners'
+        ``filter_precision``): float64 filters below the resolvable floor are round-off, which
+        no short exponential sum follows; the extended ones are the true filters.
     cache : bool
         Keep the fit (decays, C, D, errors) on disk in :func:`cache_dir` under (kind, T, k,
-        tol), checked by SHA-256 like the filters' cache (``allow_pickle=False``: nothing
+        tol, precision), checked by SHA-256 like the filters' cache (``allow_pickle=False``: nothing
         read can run code; a file that fails is reported by a RuntimeWarning, refitted and
         rewritten), and in memory.
 
@@ -236,27 +247,28 @@ def filters_as_lds(T: int, k: int, kind: str = "H", *, branch: str = "positive",
     if not isinstance(kind, str) or kind not in ("H", "N"):
         raise ValueError(f"kind must be 'H' (eq. 3) or 'N' (eq. 5), got {kind!r:.80}")
     check_choice("branch", branch, _BRANCHES)
+    check_choice("precision", precision, ("double", "extended"))
     tol = check_real("tol", tol, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
     cache = check_bool("cache", cache)
 
-    key = _key(kind, T, k, tol)
+    key = _key(kind, T, k, tol, precision)
     arrays, from_cache = None, False
     if cache:  # memory first (keyed by the file, as the filters' cache), then the file
-        path = _cache_path(kind, T, k, tol)
+        path = _cache_path(kind, T, k, tol, precision)
         arrays = _MEMORY.get(str(path))
         if arrays is None and path.exists():
             arrays = _cache_load(path, key, k, tol)
         from_cache = arrays is not None
         if arrays is None:
-            arrays = _fit(T, k, kind, tol)
+            arrays = _fit(T, k, kind, tol, precision)
             _cache_store(path, key, arrays)
         _memory_put(str(path), arrays)
     else:
-        arrays = _fit(T, k, kind, tol)
-    return _build(T, k, kind, branch, tol, arrays, start, from_cache)
+        arrays = _fit(T, k, kind, tol, precision)
+    return _build(T, k, kind, branch, tol, precision, arrays, start, from_cache)
 
 
-def _build(T, k, kind, branch, tol, arrays, start, from_cache) -> LDS:
+def _build(T, k, kind, branch, tol, precision, arrays, start, from_cache) -> LDS:
     alpha, C, D, errors = arrays
     n = alpha.size
     pos = [f"phi[{i}]" for i in range(k)]
@@ -277,5 +289,5 @@ def _build(T, k, kind, branch, tol, arrays, start, from_cache) -> LDS:
     lds.fit_report = FiltersLDSReport(
         T=T, k=k, kind=kind, branch=branch, tol=tol, n_states=A.shape[0], errors=errors,
         max_error=float(errors.max()), seconds=time.perf_counter() - start,
-        from_cache=from_cache)
+        from_cache=from_cache, precision=precision)
     return lds

@@ -123,13 +123,11 @@ class _SpectralBase(OnlineLearner):
         filters = check_choice("filters", self.filters, FILTER_ROUTES)
         if filters == "exact" or (batch and filters == "auto"):
             return None
-        key = (T, k, L, self.filter_precision, filters)
-        cached = getattr(self, "_bank_memo", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        bank = choose_route(self, T, k, L, filters)
-        self._bank_memo = (key, bank)
-        return bank
+        return choose_route(self, T, k, L, filters)
+
+    def _lazy_bank(self) -> bool:
+        # the streaming bank is built at the first step, not in reset (fit_predict's cost)
+        return self.filters != "exact"
 
     @property
     def context_length(self) -> int:
@@ -400,6 +398,12 @@ class BestInHindsight(OnlineLearner):
 
     def design(self, u, y):
         return self._class().design(u, y)
+
+    def _streaming_bank(self):
+        return self._class()._streaming_bank()  # the template's route, in the steps too
+
+    def _lazy_bank(self) -> bool:
+        return self._class()._lazy_bank()
 
     def reset(self, d_in, d_out):
         fitted = getattr(self, "_solved", None)

@@ -340,9 +340,10 @@ class LDS(control.StateSpace):
         try:
             A, B, C, D = sys.A, sys.B, sys.C, sys.D
         except AttributeError as exc:
-            raise TypeError(
-                f"sys must be a control.StateSpace, got {type(sys).__name__}"
-            ) from exc
+            hint = ("; as_lds(sys) realises one" if isinstance(sys, control.TransferFunction)
+                    else "")
+            raise TypeError(f"sys must be a control.StateSpace, got {type(sys).__name__}"
+                            f"{hint}") from exc
         dt = getattr(sys, "dt", None)
         if dt is None:
             raise ValueError(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import signal
 import threading
 import time
@@ -277,8 +278,11 @@ def guarded(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, str
 def substituted(student: Any, replacements: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """Put ``replacements`` (name -> object) in place of the same names in the globals of
     the student's function for the duration; yields the student's own objects of those
-    names (absent ones left out). The globals are restored even if the call fails."""
-    namespace = getattr(student, "__globals__", None)
+    names (absent ones left out). The globals are restored even if the call fails. A check's
+    wrapper around the student's function names it in ``__wrapped__``: its globals are the
+    student's."""
+    target, _ = guarded(inspect.unwrap, student)
+    namespace = getattr(target if target is not None else student, "__globals__", None)
     if not isinstance(namespace, dict) or not replacements:
         yield {}
         return

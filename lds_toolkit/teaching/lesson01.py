@@ -378,9 +378,9 @@ def memory_slider(state, modulus: float, angle: float) -> dict[str, Any]:
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"impulse_response": check_impulse_response, "memory_of": check_memory_formula,
-          "region_of": check_region, "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "impulse_response": check_impulse_response, "memory_of": check_memory_formula,
+    "region_of": check_region, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

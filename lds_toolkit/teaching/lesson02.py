@@ -131,7 +131,9 @@ def check_s4_bilinear(s4_discretize, *, verbose: bool = True,
 def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | None = None,
                  time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``tustin(A, B, C, D, dt) -> (Ad, Bd, Cd, Dd)`` (exercise 2), compared as the
-    block matrix ``[[Ad, Bd], [Cd, Dd]]``. Recognises S4's form (C, D unchanged)."""
+    block matrix ``[[Ad, Bd], [Cd, Dd]]``. Recognises S4's form (C, D unchanged). A
+    ``tustin`` that calls the student's ``s4_discretize`` (exercise 1) is checked with the
+    toolkit's in its place, and the message says when exercise 1 is the cause."""
     rng = np.random.default_rng(3)
     cases = given_cases(cases)  # [] or a non-list: refused, naming cases
     cases = cases or [dict(c, C=rng.standard_normal((2, c["A"].shape[0])),
@@ -147,6 +149,11 @@ def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | 
             return out
         Ad, Bd, Cd, Dd = (np.atleast_2d(np.asarray(m, dtype=float)) for m in out)
         return np.block([[Ad, Bd], [Cd, Dd]])
+
+    student.__wrapped__ = tustin  # type: ignore[attr-defined]  # substitutes reach its globals
+
+    def toolkit_s4(A, B, dt):
+        return _toolkit_s4_bilinear({"A": A, "B": B, "dt": dt})
 
     def causes(A, B, C, D, dt):
         Ad, Bd, Cd, Dd = _toolkit_tustin({"A": A, "B": B, "C": C, "D": D, "dt": dt})
@@ -167,6 +174,8 @@ def check_tustin(tustin, *, verbose: bool = True, cases: list[dict[str, Any]] | 
     return check_function("Tustin (A_d, B_d, C_d, D_d)", None if tustin is None
                           or tustin is Ellipsis else student, block, cases,
                           causes=causes, rtol=1e-9, atol=1e-12, time_limit=time_limit,
+                          substitutes={"s4_discretize": (toolkit_s4,
+                                                         "exercise 1 (s4_discretize)")},
                           verbose=verbose)
 
 
@@ -231,10 +240,9 @@ def check_interpretation(interpretation, *, verbose: bool = True) -> CheckResult
 
 
 #: The graded checks of the lesson: the name of each answer in the notebook -> its check.
-CHECKS: dict[str, Callable[..., CheckResult]]
-CHECKS = {"s4_discretize": check_s4_bilinear, "tustin": check_tustin,
-          "tustin_from_s4": check_tustin_from_s4,
-          "interpretation": check_interpretation}
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "s4_discretize": check_s4_bilinear, "tustin": check_tustin,
+    "tustin_from_s4": check_tustin_from_s4, "interpretation": check_interpretation}
 
 
 def summary(*, verbose: bool = True, **answers: Any) -> dict[str, Any]:

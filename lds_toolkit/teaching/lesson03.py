@@ -82,8 +82,8 @@ def _kron_solve(L: np.ndarray, M) -> np.ndarray:
     """``P`` with ``L vec(P) = -vec(M)`` (column-stacking ``vec``): a wrong operator's answer,
     for the hints."""
     M = np.asarray(M, dtype=float)
-    n = M.shape[0]
-    return np.linalg.solve(L, -M.reshape(-1, order="F")).reshape(n, n, order="F")
+    rhs = -M.ravel(order="F")  # column-stacking vec
+    return np.linalg.solve(L, rhs).reshape(M.shape, order="F")
 
 
 def check_lyapunov_kron(lyapunov_kron, *, verbose: bool = True,

@@ -160,9 +160,10 @@ def _first_event_slip(kappa: float, x0, h: float, slip: str) -> float:
     Az = np.block([[A + B @ K, np.zeros((n, n))] if slip == "continuous feedback"
                    else [A, B @ K], [np.zeros((n, 2 * n))]])
     step = expm(Az) * h if slip == "expm outside" else expm(Az * h)
-    z = np.concatenate([x0, x0])
+    z = np.r_[x0, x0]  # (x, x_i), the held state equal to the state at t = 0
     sign = -1.0 if slip == "error sign" else 1.0
-    for k in range(1, int(round(10.0 / h)) + 1):
+    steps = int(round(10.0 / h))
+    for k in range(1, steps + 1):
         z = step @ z
         if slip == "not held":
             z[n:] = z[:n]
@@ -207,7 +208,7 @@ def _replay_slip(sample_times, inputs, t_end: float, slip: str) -> np.ndarray:
     A, B = np.asarray(sys.A, float), np.asarray(sys.B, float)
     times = np.asarray(sample_times, float)
     u_all = np.atleast_2d(np.asarray(inputs, float))
-    n, m = A.shape[0], B.shape[1]
+    n, m = len(A), B.shape[1]
     F = np.block([[A, np.zeros_like(B) if slip == "no input" else B],
                   [np.zeros((m, n + m))]])
     x = np.zeros(n) if slip == "from rest" else np.array([1.0, 0.0])

@@ -399,7 +399,9 @@ def _regret_axes(fig) -> dict[str, Any]:
     no_minor(ax1, ax2)
     return {"ax1": ax1, "ax2": ax2, "sf": sf, "last": last, "horizon": horizon,
             "log_t": log_t, "lin_t": lin_t, "k_line": k_line, "sf_line": sf_line,
-            "level": level}
+            "level": level,
+            # blitted (sliders.py): everything a move changes; the axes' limits are fixed
+            "moving": (sf, last, horizon, k_line, sf_line, level, ax1.title)}
 
 
 def _moving_average(x: np.ndarray, w: int) -> np.ndarray:

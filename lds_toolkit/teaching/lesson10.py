@@ -372,7 +372,9 @@ def _weight_axes(fig) -> dict[str, Any]:
     ax2.legend(fontsize=7, loc="lower left")
     no_minor(ax1, ax2)
     return {"A": A, "B": B, "C": C, "x0": x0, "ax1": ax1, "closed": closed, "y": y_line,
-            "u": u_line, "lo": lo, "system": system, "true": true_system}
+            "u": u_line, "lo": lo, "system": system, "true": true_system,
+            # blitted (sliders.py): everything a move changes; the axes' limits are fixed
+            "moving": (closed, y_line, u_line, ax1.title)}
 
 
 @slider("lesson10.weight", title="LQR on the trained layer: the input weight r",

@@ -209,8 +209,9 @@ def test_zeno_runs_are_counted_with_one_warning_and_bad_arguments():
     with pytest.raises(ValueError, match=r"system must be continuous-time"):
         inter_event_statistics(LDS(loop.A, loop.B, np.eye(2), dt=0.1), LyapunovRule(0.5),
                                [1.0, 0.0], K=loop.K)
-    with pytest.raises(TypeError, match=r"system must be an ETCSystem, an LDS or a "
-                                        r"control.StateSpace, got tuple"):
+    with pytest.raises(TypeError, match=r"system must be an ETCSystem, an LDS, a "
+                                        r"control.StateSpace or a control.TransferFunction, "
+                                        r"got tuple"):
         inter_event_statistics((loop.A, loop.B), LyapunovRule(0.5), [1.0, 0.0])
 
 

@@ -26,7 +26,7 @@ from lds_toolkit.experiments import get_experiment, reproduce
 from lds_toolkit.experiments.claims import FAILS, HOLDS, NOT_RUN, ClaimResult
 from lds_toolkit.experiments.report import ReportRow, build_report
 from lds_toolkit.experiments.report.compare import compare_runs, verdict_expectation
-from lds_toolkit.experiments.report.compare_text import TOP
+from lds_toolkit.experiments.report.compare_text import TOP, to_text
 from lds_toolkit.experiments.report.quantity_diff import (
     RTOL,
     diff_quantity,
@@ -66,9 +66,16 @@ def two_seeds(tmp_path_factory) -> tuple[Path, Path]:
     return a, b
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
 def test_a_compare_of_two_seeds_is_a_page(two_seeds, capsys):
     a, b = two_seeds
+    before = {root: _tree(root) for root in (a, b)}
     code, text, err = _run(capsys, "report", "--compare", str(a), str(b))
+    assert {root: _tree(root) for root in (a, b)} == before  # --compare writes nothing
     assert code == 0 and err == ""
     lines = text.splitlines()
     assert len(lines) <= 40 and all(len(line) <= 100 for line in lines), text
@@ -240,3 +247,20 @@ def test_report_exits_1_on_unreadable_results_and_keeps_its_reason_readable(root
         get_experiment("nss-etc").claims)
     rows = [r for r in build_report(b) if r.experiment == "lengen-regions"]
     assert all(r.status != NOT_RUN for r in rows)
+
+
+def test_a_long_config_difference_is_shown_by_its_keys_beyond_three():
+    from lds_toolkit.experiments.report.compare import ExperimentComparison
+    from lds_toolkit.experiments.report.quantity_diff import QuantityDiff
+
+    config = [(f"config/k{i}", i, i + 1) for i in range(6)]
+    a = ExperimentComparison("x", "both", config=config,
+                             quantities=[QuantityDiff("q", 0.5, 1.0, 2.0, abs=1.0)])
+    b = ExperimentComparison("y", "both", config=config[:1],
+                             quantities=[QuantityDiff("q", 0.5, 1.0, 2.0, abs=1.0)])
+    text = to_text([a, b], "A", "B")
+    assert "cause in every one compared: k0 0 -> 1" in text  # common to both, said once
+    assert "cause: k1 1 -> 2; k2 2 -> 3; k3 3 -> 4; and 2 more config entries (k4, k5)" \
+        in " ".join(text.split())
+    full = " ".join(to_text([a, b], "A", "B", full=True).split())
+    assert "k4 4 -> 5; k5 5 -> 6" in full

@@ -177,3 +177,16 @@ def test_a_transfer_function_builds_a_layer_with_its_names():
     assert (got.input_labels, got.output_labels, got.name) == (["u"], ["y"], "G")
     u = np.random.default_rng(1).standard_normal((30, 1))
     np.testing.assert_allclose(simulate(got, u).y, simulate(ct.ss(tf), u).y, atol=1e-9)
+
+
+def test_a_dplr_kernel_carries_its_names_through_load_state_dict_too():
+    """The names live on the SSM base class: the DPLR kernel (no from_lds of its own; its
+    names come from the layer that holds it) keeps them through a state dict as well."""
+    from lds_toolkit.neural.layers._bridge import remember_names
+
+    ssm = LAYERS["DPLR"]("zoh")
+    remember_names(ssm, _named_plant())
+    fresh = LAYERS["DPLR"]("zoh")
+    fresh.load_state_dict(ssm.state_dict())
+    got = fresh.to_lds()
+    assert (got.input_labels, got.output_labels, got.name) == (["f", "g"], ["p", "q"], "plant")

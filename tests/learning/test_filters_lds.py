@@ -155,3 +155,18 @@ def test_unreachable_tol_names_the_problem():
     with pytest.raises(ValueError, match=r"T=4000, k=12, kind='H'.*best worst-filter relative "
                                          r"L2 error was"):
         filters_as_lds(4000, 12, "H", tol=1e-15, cache=False)
+
+
+def test_extended_precision_filters():
+    """N_T's last filters at T = 2048 are float64 round-off (no short exponential sum follows
+    them); the extended-precision filters are the true ones, and they fit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FilterPrecisionWarning)
+        with pytest.raises(ValueError, match="precision='extended' resolves them"):
+            filters_as_lds(2048, 24, "N", cache=False)
+        lds = filters_as_lds(2048, 24, "N", precision="extended", branch="both")
+        _, phi = spectral_filters(2048, 24, "N", precision="extended", branch="both")
+    assert lds.fit_report.precision == "extended"
+    assert rel_errors(impulse(lds, 2048), phi).max() <= 1e-6
+    with pytest.raises(ValueError, match="precision must be one of"):
+        filters_as_lds(64, 4, precision="quad")

@@ -100,3 +100,20 @@ def test_a_mistake_that_passes_or_hints_otherwise_fails_the_harness():
     assert lesson.CHECKS["memory_of"](good, verbose=False).passed
     res = lesson.CHECKS["memory_of"](key.MISTAKES["memory_of"][0][1], verbose=False)
     assert "forgot the square" in res.message and "cancels" not in res.message
+
+
+def test_lesson1_hidden_cases_are_not_the_public_ones():
+    """The example key's hidden inputs are other inputs than the checks' public cases."""
+    import numpy as np
+
+    key, lesson = load_key("01"), lesson_module("01")
+    public = {"impulse_response": lesson._impulse_cases(), "memory_of": lesson._MEMORY_CASES,
+              "region_of": lesson._region_cases()}
+
+    def same(a, b):
+        return a.keys() == b.keys() and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k]))
+                                            for k in a)
+
+    for name, cases in public.items():
+        for _, hidden in key.HIDDEN[name]:
+            assert not any(same(hidden, c) for c in cases), (name, hidden)

@@ -23,7 +23,7 @@ def _hooks():
 
 
 def _lesson(script: Path):
-    if script.name.startswith("08"):
+    if script.name[:2] in ("08", "10"):  # the lessons that train a torch layer
         pytest.importorskip("torch")
     return importlib.import_module(f"lds_toolkit.teaching.lesson{script.name[:2]}")
 
@@ -73,3 +73,79 @@ def test_the_lessons_table_lists_the_times():
         cell = (f"{times['total']} min (exercises "
                 f"{', '.join(map(str, times['exercises']))}; question {times['question']})")
         assert cell in table, cell
+
+
+def _hint(message: str) -> str | None:
+    """The part of a "not yet" line that names the slip (what follows "likely cause:", or
+    the question's reason, or a line about the answer's type or form); ``None`` for the
+    generic diff ("3 of 12 entries differ ...", "yours 0.5, expected 0.6 (difference ...)")
+    with no cause named."""
+    import re
+
+    for mark in ("likely cause: ", "is not it: "):
+        if mark in message:
+            return message.split(mark, 1)[1]
+    if re.search(r"entries differ|\(difference ", message):
+        return None
+    return message.split(" — ", 1)[-1]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_every_exercise_has_five_mistakes_with_hints_of_their_own(script):
+    """Through the public check, the common mistakes of each graded answer (the answer key's
+    ``MISTAKES``) get at least five *different* hints, each naming the slip: the generic
+    diff (what differs and by how much, no cause) does not count."""
+    import warnings
+
+    lesson = _lesson(script)
+    path = ROOT / "docs" / "lessons" / "instructor" / f"lds_key{script.name[:2]}.py"
+    spec = importlib.util.spec_from_file_location(f"lds_key{script.name[:2]}", path)
+    key = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(key)
+    for name, check in lesson.CHECKS.items():
+        hints = set()
+        for _, answer, _ in key.MISTAKES.get(name, []):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = check(answer, verbose=False)
+            assert not res.passed
+            hints.add(_hint(res.message))
+        hints.discard(None)
+        assert len(hints) >= 5, f"{name}: {len(hints)} different hints: {sorted(hints)}"
+
+
+def test_the_numbers_the_questions_quote_are_the_sliders():
+    """The interpretation questions quote numbers a student reads off a slider: they are the
+    slider's, to the digits quoted (a change to a lesson's data shows here)."""
+    import math
+
+    from lds_toolkit.teaching import SliderApp
+
+    def app(name):
+        return SliderApp(name)
+
+    a2 = app("lesson02.step")  # forward Euler leaves the circle at Δ ≈ 2|Re p|/|p|² ≈ 0.044
+    assert a2.update(dt=0.04)["max |z| euler"] < 1 < a2.update(dt=0.05)["max |z| euler"]
+    assert all(a2.update(dt=d)[f"max |z| {m}"] < 1 for d in (0.01, 0.5, 1.0)
+               for m in ("zoh", "tustin"))
+    a3 = app("lesson03.gain")
+    n19, n1 = a3.update(gain=1.9), a3.update(gain=1.0)
+    assert round(n19["decay rate ι"], 3) == 0.037 and round(n1["decay rate ι"], 2) == 0.35
+    assert round(n19["max Re λ"], 3) == -0.022 and n19["V respects the bound"]
+    a4 = app("lesson04.etc")
+    small, mid = a4.update(epsilon=1e-8), a4.update(epsilon=1e-5)
+    assert round(small["max |x| perturbed"]) == 8 and 7e3 < mid["max |x| perturbed"] < 9e3
+    assert round(small["max |x| original"]) == 1
+    assert a4.update(kappa=0.1, epsilon=5e-3)["max |x| perturbed"] > 1e5  # more events
+    a5 = app("lesson05.step_size")
+    wide, tight = a5.update(factor=2.0, radius=1.0), a5.update(factor=2.0, radius=0.1)
+    assert round(wide["regret (projected)"], 1) == 4.4
+    assert round(tight["regret (projected)"]) == 656 and round(tight["regret (free)"], 1) == 4.4
+    a6 = app("lesson06.filters")
+    k8, k1 = a6.update(k=8, q=0.5), a6.update(k=1, q=0.5)
+    assert round(k8["loss ratio"]) == 34 and round(k1["loss ratio"], 1) == 1.0
+    assert round(k1["full-context loss"], 3) == 0.004
+    assert round(math.log10(k8["full-context loss"])) == round(math.log10(6e-7))
+    a7 = app("lesson07.eigenvalue").update(delta=1e-3)
+    assert a7["region (q = 1/2)"] == "B"
+    assert round(a7["ratio Algorithm 1"], 1) == 6.5 and round(a7["ratio Algorithm 2"], 1) == 1.0

@@ -129,7 +129,7 @@ CLASS = {
     "shipped": ("01", SHIPPED,
                 {"impulse_response": 0, "memory_of": 2, "region_of": 0, "interpretation": 1}),
     "one slip (lesson 4)": ("04", {"trigger": TRIGGER_NO_TWO},
-                            {"trigger": 0, "first_event": 2, "replay": 2}),
+                            {"trigger": 0, "first_event": 2, "replay": 2, "interpretation": 1}),
 }
 
 

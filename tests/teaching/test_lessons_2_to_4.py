@@ -70,3 +70,27 @@ def test_lesson04_hints():
     # the paper's loop (kappa 0.5, x0 = (1, 0), h = 0.01): first event at 0.24 (control page)
     assert abs(lesson04._toolkit_first_event({"kappa": 0.5, "x0": [1.0, 0.0], "h": 0.01})
                - 0.24) < 1e-12
+
+
+def test_lesson02_tustin_is_checked_with_the_toolkits_exercise_1():
+    """A right tustin that calls a wrong s4_discretize passes (one slip costs one point), and
+    the message sends the student back to exercise 1; a wrong tustin is blamed itself."""
+    ns = {"np": np}
+    exec("def s4_discretize(A, B, dt):\n"
+         "    n = A.shape[0]\n"
+         "    left = np.eye(n) - dt / 2 * A\n"
+         "    return np.linalg.solve(left, np.eye(n) + dt / 2 * A), np.linalg.solve(left, B)\n"
+         "def tustin(A, B, C, D, dt):\n"
+         "    Ab, Bb = s4_discretize(A, B, dt)\n"
+         "    M = np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)\n"
+         "    return Ab, Bb, C @ M, D + C @ M @ B * dt / 2\n"
+         "def tustin_no_d(A, B, C, D, dt):\n"
+         "    Ab, Bb = s4_discretize(A, B, dt)\n"
+         "    M = np.linalg.inv(np.eye(A.shape[0]) - dt / 2 * A)\n"
+         "    return Ab, Bb, C @ M, D\n", ns)
+    assert not lesson02.check_s4_bilinear(ns["s4_discretize"], verbose=False).passed
+    res = lesson02.check_tustin(ns["tustin"], verbose=False)
+    assert res.passed and "fix exercise 1 (s4_discretize) first" in res.message
+    res = lesson02.check_tustin(ns["tustin_no_d"], verbose=False)
+    assert not res.passed and "the slip is in this function" in res.message
+    assert ns["s4_discretize"].__name__ == "s4_discretize"  # the student's, restored

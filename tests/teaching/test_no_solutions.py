@@ -239,3 +239,20 @@ def test_the_public_page_shows_no_solution_and_the_instructor_page_does():
     instructor, _ = lessons.site_files(script, run=False, instructor=True)
     assert '??? success "Solution"' in instructor
     assert any(n in _norm(instructor) for n in lines)
+
+
+@pytest.mark.slow
+def test_the_student_slides_hold_no_solution_and_the_instructors_do(tmp_path, monkeypatch):
+    """The full build of lesson 1 (a kernel executes it): the student slides, made from the
+    public notebook, have no solution line; the instructor's have them."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the kernel imports this checkout
+    lessons.build(tmp_path, only=["01"])
+    lines = solution_lines()
+    student = _norm(_readable(tmp_path / "student" / "slides" /
+                              "01_memory_and_regions.slides.html"))
+    teacher = _norm(_readable(tmp_path / "instructor" / "slides" /
+                              "01_memory_and_regions.slides.html"))
+    mine = {n: w for n, w in lines.items() if w.startswith("01_")}
+    assert not [w for n, w in mine.items() if n in student]
+    assert any(n in teacher for n in mine)
+    assert (tmp_path / "student" / "slides" / "vendor").is_dir()

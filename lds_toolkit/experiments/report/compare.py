@@ -243,6 +243,16 @@ def _run_note(root: Path, name: str, side: str) -> tuple[dict | None, str]:
     return run, ""
 
 
+def _config_entries(node, path: str) -> dict[str, Any]:
+    """A config's entries by ``/``-joined path, a list of scalars (``models``) kept whole."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_config_entries(v, f"{path}/{k}"))
+        return out
+    return {path: node}
+
+
 def compare_experiment(name: str, dir_a: Path, dir_b: Path,
                        verdicts_a: Mapping[str, ReportRow | str],
                        verdicts_b: Mapping[str, ReportRow | str]) -> ExperimentComparison:
@@ -266,7 +276,7 @@ def compare_experiment(name: str, dir_a: Path, dir_b: Path,
         comp.code_versions = (ra.get("code_version"), rb.get("code_version"))
         comp.code_differs = _code_differs(ra, rb)
     config_a, config_b = sa.get("config", {}), sb.get("config", {})
-    qa, qb = quantities(config_a, "config"), quantities(config_b, "config")
+    qa, qb = _config_entries(config_a, "config"), _config_entries(config_b, "config")
     comp.config = [(k, qa.get(k, "(absent)"), qb.get(k, "(absent)"))
                    for k in sorted(set(qa) | set(qb)) if qa.get(k) != qb.get(k)]
     body_a = {k: v for k, v in sa.items() if k != "config"}

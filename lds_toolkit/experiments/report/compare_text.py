@@ -25,6 +25,8 @@ from .quantity_diff import STRUCTURAL
 
 #: Differences shown per experiment by default (``--all``: every one).
 TOP = 3
+#: Config entries shown with their values by default (the rest by key).
+CONFIG_SHOWN = 3
 
 
 def _value(x) -> str:
@@ -138,6 +140,14 @@ def to_text(comparisons: Sequence[Any], dir_a: str, dir_b: str, width: int = 100
         diff = c.differing
         n_round = sum(q.roundoff for q in diff)
         own = [x for x in causes[c.name] if x not in common]
+        keys = {f"{k.removeprefix('config/')} {_value(a)} -> {_value(b)}":
+                k.removeprefix("config/") for k, a, b in c.config}
+        own_config = [x for x in own if x in keys]
+        if len(own_config) > CONFIG_SHOWN and not full:  # the keys of the rest only
+            rest = own_config[CONFIG_SHOWN:]
+            own = [x for x in own if x not in rest]
+            own.insert(CONFIG_SHOWN, f"and {len(rest)} more config entries ("
+                       + ", ".join(keys[x] for x in rest) + ")")
         cause = f"; cause: {'; '.join(own)}" if own else ""
         if not diff:
             head = f"{c.name}: identical ({len(c.quantities)} quantities){cause}"
