@@ -235,6 +235,53 @@ def _helper_cases():
     ]
 
 
+def _more_helper_cases():
+    from lds_toolkit.teaching import (
+        lesson02,
+        lesson03,
+        lesson05,
+        lesson06,
+        lesson07,
+        lesson08,
+        lesson09,
+        lesson10,
+    )
+
+    u = np.ones((16, 1))
+    return [
+        ("lesson05.lesson_stream T 0", lambda: lesson05.lesson_stream(T=0), ["T"]),
+        ("lesson05.lesson_stream n float", lambda: lesson05.lesson_stream(n=2.5), ["n"]),
+        ("lesson05.eta_safe features 2-D", lambda: lesson05.eta_safe(np.ones((3, 2))),
+         ["features"]),
+        ("lesson05.eta_safe features zero", lambda: lesson05.eta_safe(np.zeros((3, 2, 1))),
+         ["features"]),
+        ("lesson06.impulse_vector T 0", lambda: lesson06.impulse_vector(0.5, 0), ["T"]),
+        ("lesson06.impulse_vector alpha nan", lambda: lesson06.impulse_vector(nan, 8),
+         ["alpha"]),
+        ("lesson06.projection_residuals alphas string",
+         lambda: lesson06.projection_residuals(np.eye(8)[:, :2], "ab"), ["alphas"]),
+        ("lesson06.final_loss k 0", lambda: lesson06.final_loss(0, None, u, u, 1.0, 0.1),
+         ["k"]),
+        ("lesson07.tail_energy_by_sum order 3",
+         lambda: lesson07.tail_energy_by_sum(0.5, 8, 3), ["order"]),
+        ("lesson07.worst_eigenvalue_by_search context 0",
+         lambda: lesson07.worst_eigenvalue_by_search(0), ["context"]),
+        ("lesson07.one_mode_losses alpha 1.5", lambda: lesson07.one_mode_losses(1.5),
+         ["alpha"]),
+        ("lesson08.capstone_stream T 0", lambda: lesson08.capstone_stream(0), ["T"]),
+        ("lesson08.mapped_modes string", lambda: lesson08.mapped_modes("abc"),
+         ["continuous_modes"]),
+        ("lesson08.use_layer T fraction", lambda: lesson08.use_layer(None, None, 2.5), ["T"]),
+        ("lesson09.stream_parts T 0", lambda: lesson09.stream_parts(0), ["T"]),
+        ("lesson10.use_layer not a system", lambda: lesson10.use_layer("sys"), ["system"]),
+        ("lesson10.internal_model_costs r 0",
+         lambda: lesson10.internal_model_costs(*lesson10.small_layer(), 0.0), ["r"]),
+        ("lesson02.frequency_response not a system",
+         lambda: lesson02.frequency_response(None, [0.1]), ["system"]),
+        ("lesson03.closed_loop gain nan", lambda: lesson03.closed_loop(nan), ["gain"]),
+    ]
+
+
 def _main(lessons, *argv):
     """``python docs/_site/lessons.py argv``: a non-zero exit becomes ``ValueError`` (the last
     line of stderr, what the user reads); a zero exit is returned (silent)."""
@@ -291,7 +338,7 @@ def _build_cases():
 def cases() -> list:
     """Every case of the pass's teaching half."""
     return (_wrong_answers_cases() + _check_argument_cases() + _slider_cases()
-            + _helper_cases() + _build_cases())
+            + _helper_cases() + _more_helper_cases() + _build_cases())
 
 
 if __name__ == "__main__":  # pragma: no cover

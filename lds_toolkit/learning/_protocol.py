@@ -95,9 +95,12 @@ class StreamingProtocol:
         """The diagonal-LDS bank the steps stream through, or None (the exact window)."""
         return None
 
-    def _check_params(self) -> None:
+    def _check_params(self) -> tuple[int, int] | None:
         """Validate the hyper-parameters without building anything: a cold ``predict_one``
-        answers 0.0 before any filter is made, and must refuse what ``learn_one`` would."""
+        answers 0.0 before any filter is made, and must refuse what ``learn_one`` would.
+        Returns the (L, m) of the window and features the learner will keep, when its
+        parameters tell (for the memory check before the filters are made), else None."""
+        return None
 
     def _make_codecs(self) -> tuple[SignalCodec, SignalCodec]:
         """The readers of ``x`` (u_t) and ``y`` (y_t): dict features by name, a missing one is
@@ -123,6 +126,9 @@ class StreamingProtocol:
         the first ``learn_one`` sizes a cold learner)."""
         d_in = check_int("d_in", d_in)
         d_out = check_int("d_out", d_out)
+        window = self._check_params()
+        if window is not None:  # refused before the filters (minutes at a large horizon)
+            self._check_memory(d_in, d_out, window[1], window[0], 0)
         taps, coefs, radius, (lr, schedule) = self._validated()
         lazy = self._lazy_bank()
         bank = None if lazy else self._streaming_bank()

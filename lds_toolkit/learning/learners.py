@@ -149,10 +149,11 @@ class _SpectralBase(OnlineLearner):
                              f"the (horizon, k={self.k}) float64 spectral filters alone")
         return T, int(self.k), L
 
-    def _check_params(self) -> None:
-        self._check_common()
+    def _check_params(self) -> tuple[int, int]:
+        _, k, L = self._check_common()
         self._radius()
         self._lr()
+        return L, k  # taps (L, k): Algorithm 2's k counts its two delay columns
 
     def _radius(self):
         return check_positive("radius", self.radius, allow_inf=True)

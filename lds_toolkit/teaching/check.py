@@ -381,7 +381,7 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
     time_limit = check_time_limit(compare_options.pop("time_limit", DEFAULT_TIME_LIMIT))
     substitutes = dict(compare_options.pop("substitutes", None) or {})
     # the author's arguments are checked before the student's answer is looked at
-    case_list = given_cases(cases if cases is not None else ())
+    case_list = given_cases(cases if cases is not None else ()) or []
     if not callable(reference):
         raise TypeError(f"reference must be a function of the cases' keyword arguments, got "
                         f"{type(reference).__name__}")
@@ -390,7 +390,6 @@ def check_function(name: str, student: Any, reference: Callable[..., Any],
     if not callable(student):
         return report(name, "wrong", f"expected a function, got {type(student).__name__}",
                        verbose)
-    assert case_list is not None
     worst: float | None = None
     earlier_note = ""
     for i, case in enumerate(case_list):

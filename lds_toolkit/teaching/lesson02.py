@@ -261,6 +261,11 @@ def frequency_response(system, omega) -> np.ndarray:
     """``H(e^{iωΔ}) = C (e^{iωΔ} I - A)^{-1} B + D`` of a discrete single-input
     single-output system on the frequencies ``omega``, through the eigenvalues of A
     (diagonalisable A; ``n`` solves of size n otherwise avoided)."""
+    from .._validation import as_float_array
+    from ..systems.lds import require_discrete
+
+    system = require_discrete(system, "system")
+    omega = as_float_array("omega", omega)
     lam, V = np.linalg.eig(system.A)
     left = (system.C @ V).ravel()
     right = np.linalg.solve(V, system.B).ravel()

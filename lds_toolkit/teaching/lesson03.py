@@ -224,8 +224,10 @@ _STEPS = 400
 def closed_loop(gain: float) -> np.ndarray:
     """``A + B K`` of the paper's plant with ``K = gain · [1, -4]`` (``gain = 1``: Tabuada's
     loop, eigenvalues ``-1/2 ± i√3/2``). Hurwitz for ``0.75 < gain < 2``."""
+    from .._validation import check_real
     from ..control import paper_system
 
+    gain = check_real("gain", gain)
     system = paper_system()
     A, B, K = (np.asarray(m, dtype=float) for m in (system.A, system.B, system.K))
     return A + gain * B @ K

@@ -208,8 +208,14 @@ def eta_safe(features) -> float:
     """The safe step of exercise 3 for the features of a design, ``1 / max_t sum_{i,a}
     features[t, i, a]^2``: for the lesson's later cells and the sliders of lessons 5-7 (a
     different signature from the exercise's, so it cannot be handed to the check)."""
-    X = np.asarray(features, dtype=np.float64)
-    return float(1.0 / np.max(np.sum(X * X, axis=tuple(range(1, X.ndim)))))
+    from .._validation import as_float_array
+
+    X = as_float_array("features", features, ndim=3)  # (steps, m, d_in), as design() gives
+    peak = float(np.max(np.sum(X * X, axis=(1, 2)), initial=0.0))
+    if peak <= 0.0:
+        raise ValueError(f"features must not be zero at every step (shape {X.shape}): "
+                         "1 / max_t ||x_t||^2 would be 1/0")
+    return 1.0 / peak
 
 
 def check_safe_step(safe_step, *, verbose: bool = True,

@@ -168,6 +168,9 @@ def _compare_filters(got, sigma, phi, case) -> CheckResult:
 # --------------------------------------------------------- exercise 3: the residual
 def impulse_vector(alpha: float, T: int) -> np.ndarray:
     """``mu_alpha = (1 - alpha) [1, alpha, ..., alpha^{T-1}]`` (eq. 3's vector, T entries)."""
+    from .._validation import check_int, check_real
+
+    alpha, T = check_real("alpha", alpha), check_int("T", T)
     return (1.0 - alpha) * alpha ** np.arange(T)
 
 
@@ -183,8 +186,11 @@ def _toolkit_projection_residual(case: dict[str, Any]) -> float:
 def projection_residuals(filters, alphas) -> np.ndarray:
     """The relative residuals of exercise 3 for several ``alphas`` at once (the figure after
     the exercise): ``||mu_a - Phi Phi^+ mu_a|| / ||mu_a||`` for each ``a`` in ``alphas``."""
+    from .._validation import as_float_array
+
+    alphas = np.atleast_1d(as_float_array("alphas", alphas))
     return np.array([_toolkit_projection_residual({"phi": filters, "alpha": float(a)})
-                     for a in np.atleast_1d(alphas)])
+                     for a in alphas])
 
 
 @lru_cache(maxsize=1)

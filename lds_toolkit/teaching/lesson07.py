@@ -142,6 +142,12 @@ def tail_energy_by_sum(alpha: float, context: int, order: int,
     over ``terms`` lags beyond ``context`` (enough when ``alpha**(2 terms)`` is negligible).
     Its arguments are not the exercise's names: it is an independent route for the cells
     after the exercise, not an answer to hand to the check."""
+    from .._validation import check_int, check_real
+
+    alpha = check_real("alpha", alpha, low=0.0, high=1.0, high_inclusive=False)
+    order = check_int("order", order, 1, 2)
+    context = check_int("context", context, order)
+    terms = check_int("terms", terms, context + 1)
     if order == 2:
         g = _toolkit_second_difference({"A": [[alpha]], "B": [[1.0]], "C": [[1.0]],
                                         "n": terms})[:, 0, 0]
@@ -193,7 +199,9 @@ def worst_eigenvalue_by_search(context: int) -> float:
     check's independent route, and the cells after the exercise."""
     from scipy.optimize import minimize_scalar
 
-    L = int(context)
+    from .._validation import check_int
+
+    L = check_int("context", context, 2)  # L = 1: the whole response is the tail, no maximum
 
     def neg_log_tail(log_delta):
         d = np.exp(log_delta)
@@ -262,9 +270,12 @@ def _slider_inputs():
 def one_mode_losses(alpha: float) -> dict[str, tuple[float, float]]:
     """Last-quarter mean losses ``(context sqrt(T), full context)`` of Algorithms 1 and 2 on
     the one-mode system ``(alpha, 1, 1, 0)`` driven by the slider's white noise."""
+    from .._validation import check_real
     from ..learning._kernels import ar_part
     from ..systems import LDS, simulate
 
+    alpha = check_real("alpha", alpha, low=-1.0, high=1.0, low_inclusive=False,
+                       high_inclusive=False)  # a stable mode: the stream stays bounded
     u, L, runs = _slider_inputs()
     system = LDS([[alpha]], [[1.0]], [[1.0]], dt=1.0)
     y = simulate(system, u, output="lengen", return_states=False).y

@@ -86,7 +86,10 @@ def _toolkit_bilinear_modes(case: dict[str, Any]) -> np.ndarray:
 def mapped_modes(continuous_modes) -> np.ndarray:
     """The discrete modes of exercise 1 for the cell after it (on the trained layer):
     ``s4_bilinear`` at step 1 of the real system with ``continuous_modes``."""
-    return _toolkit_bilinear_modes({"z": continuous_modes})
+    from .._validation import as_float_array
+
+    z = as_float_array("continuous_modes", continuous_modes, allow_complex=True)
+    return _toolkit_bilinear_modes({"z": z})
 
 
 def check_bilinear_modes(bilinear_modes, *, verbose: bool = True,
@@ -261,7 +264,9 @@ _HANDED_OVER: dict[str, Any] = {}
 
 def use_layer(layer, system, T: int) -> None:
     """Hand the lesson's trained layer, the true system and the horizon to the slider."""
-    _HANDED_OVER.update(layer=layer, system=system, T=int(T))
+    from .._validation import check_int
+
+    _HANDED_OVER.update(layer=layer, system=system, T=check_int("T", T, 2))
 
 
 @lru_cache(maxsize=1)

@@ -290,8 +290,10 @@ def internal_model_costs(learned, true_system, r: float) -> dict[str, Any]:
     """
     import control
 
+    from .._validation import check_real
     from ..control import discrete_lyapunov
 
+    r = check_real("r", r, low=0.0, low_inclusive=False)  # r = 0: no input weight, no LQR
     Ah, Bh, Ch, Dh = (np.asarray(m, float) for m in (learned.A, learned.B, learned.C,
                                                        learned.D))
     A, B, C = (np.asarray(m, float) for m in (true_system.A, true_system.B, true_system.C))
