@@ -107,6 +107,16 @@ def _toolkit_gain(case: dict[str, Any]) -> np.ndarray:
     return stationary_kalman(system, case["Q"], case["R"]).L
 
 
+def _unstable_gain_case(seed: int) -> dict[str, Any]:
+    """A random four-state, two-output case whose A has spectral radius 1.2."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((4, 4))
+    A *= 1.2 / max(abs(np.linalg.eigvals(A)))
+    G, H = rng.standard_normal((4, 4)), rng.standard_normal((2, 2))
+    return {"A": A, "C": rng.standard_normal((2, 4)), "Q": 0.1 * G @ G.T,
+            "R": 0.2 * H @ H.T + 0.1 * np.eye(2)}
+
+
 def _gain_cases() -> list[dict[str, Any]]:
     rng = np.random.default_rng(91)
     system, *_ = stream_parts(256)
@@ -118,7 +128,10 @@ def _gain_cases() -> list[dict[str, Any]]:
              "Q": np.array([[0.2, 0.05], [0.05, 0.1]]), "R": np.array([[0.5, 0.1], [0.1, 0.3]])},
             {"A": system.A, "C": system.C, "Q": 0.04 * np.eye(2), "R": np.array([[0.25]])},
             {"A": A3, "C": np.array([[1.0, 0.0, 1.0]]), "Q": 0.1 * G @ G.T,
-             "R": np.array([[0.2]])}]
+             "R": np.array([[0.2]])},
+            # an unstable (detectable) A, spectral radius 1.2: the stationary predictor still
+            # exists, and a covariance recursion that lets P drift from symmetric blows up here
+            _unstable_gain_case(97)]
 
 
 def _gain_causes(**case: Any) -> list[tuple[str, Any]]:
@@ -141,6 +154,11 @@ def _gain_causes(**case: Any) -> list[tuple[str, Any]]:
            ("that is the gain after one step of the covariance recursion from P = Q; the "
             "stationary gain comes from its fixed point (iterate to convergence, or solve "
             "the Riccati equation)", A @ Q @ C.T @ np.linalg.inv(C @ Q @ C.T + R))]
+    if max(abs(np.linalg.eigvals(A))) > 1:  # an answer that is all NaN here blew up
+        out.append(("the covariance recursion blew up on this unstable A: round-off makes P "
+                    "slightly non-symmetric, and A amplifies that part at every step; keep P "
+                    "symmetric ((P + Pᵀ)/2 after each step) or solve the Riccati equation",
+                    np.full((A.shape[0], C.shape[0]), np.nan)))
     if C.shape[0] == C.shape[1]:  # shapes that let the slips through
         for label, args in (
                 ("solve_discrete_are(a, b, q, r) solves the control (LQR) equation; the "
@@ -161,11 +179,12 @@ def check_predictor_gain(predictor_gain, *, verbose: bool = True,
                          cases: list[dict[str, Any]] | None = None,
                          time_limit: float | None = DEFAULT_TIME_LIMIT) -> CheckResult:
     """Check ``predictor_gain(A, C, Q, R)`` (exercise 1) on a two-output system (where
-    transposed and swapped arguments have valid shapes), the lesson's system and a
-    non-normal three-state one with a full Q. Recognises the filter gain, R or nothing in
-    place of S⁻¹, one step of the recursion, the LQR equation unconverted, Q and R swapped,
-    and the transpose. ``cases`` replaces the public cases (the autograder's hidden ones);
-    ``time_limit``: seconds per call."""
+    transposed and swapped arguments have valid shapes), the lesson's system, a
+    non-normal three-state one with a full Q and an unstable (detectable) one. Recognises the
+    filter gain, R or nothing in place of S⁻¹, one step of the recursion, the LQR equation
+    unconverted, Q and R swapped, the transpose and a recursion that blew up. ``cases``
+    replaces the public cases (the autograder's hidden ones); ``time_limit``: seconds per
+    call."""
     return check_function("stationary predictor gain", predictor_gain,
                           lambda **case: _toolkit_gain(case), given_cases(cases) or _gain_cases(),
                           causes=_gain_causes, rtol=1e-7, atol=1e-10, time_limit=time_limit,

@@ -63,10 +63,24 @@ def _gain_by_iteration(A, C, Q, R):
         S = C @ P @ C.T + R
         L = A @ P @ C.T @ np.linalg.inv(S)
         P_next = A @ P @ A.T + Q - L @ S @ L.T
+        P_next = (P_next + P_next.T) / 2  # an unstable A amplifies any asymmetry
         if np.max(np.abs(P_next - P)) <= 1e-15 * max(1.0, np.max(np.abs(P))):
             break
         P = P_next
     return A @ P @ C.T @ np.linalg.inv(C @ P @ C.T + R)
+
+
+def _gain_by_plain_iteration(A, C, Q, R):
+    """A mistake: the recursion iterated as written, P left to drift from symmetric (blows up
+    on the public case with an unstable A)."""
+    A, C, Q, R = (np.atleast_2d(np.asarray(m, dtype=float)) for m in (A, C, Q, R))
+    P = np.zeros_like(A)
+    with np.errstate(all="ignore"):
+        for _ in range(5000):
+            S = C @ P @ C.T + R
+            L = A @ P @ C.T @ np.linalg.inv(S)
+            P = A @ P @ A.T + Q - L @ S @ L.T
+        return A @ P @ C.T @ np.linalg.inv(C @ P @ C.T + R)
 
 
 def _gain_by_dlqe(A, C, Q, R):
@@ -224,6 +238,8 @@ MISTAKES = {
         ("solve_discrete_are(A, C, Q, R)", _lqr_equation, "pass a = Aᵀ"),
         ("Q and R swapped", _q_r_swapped, "swapped"),
         ("Lᵀ", _transposed, "transpose"),
+        ("the recursion iterated without keeping P symmetric", _gain_by_plain_iteration,
+         "keep P symmetric"),
     ],
     "kalman_predictions": [
         ("no correction: the model open loop", _open_loop, "correction L (y_t − ŷ_t) is "
