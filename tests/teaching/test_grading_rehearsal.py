@@ -28,7 +28,6 @@ runs ``otter run`` on the archive as it is (a kernel per submission, the 5 s lim
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -38,22 +37,16 @@ from pathlib import Path
 
 import pytest
 
+from . import _builder
+
 pytest.importorskip("otter", reason="the docs extra is not installed (pip install -e .[docs])")
 pytest.importorskip("jupytext", reason="the docs extra is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("lesson_builder",
-                                                  ROOT / "docs" / "_site" / "lessons.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("lesson_builder", module)
-    spec.loader.exec_module(module)
-    return module
 
-
-lessons = _builder()
+lessons = _builder.load()
 
 IMPULSE_IN_PLACE = '''
 def impulse_response(A, B, C, D, length):

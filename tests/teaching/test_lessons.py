@@ -11,10 +11,11 @@ JupyterLab.
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from . import _builder
 
 pytest.importorskip("otter", reason="the docs extra is not installed (pip install -e .[docs])")
 pytest.importorskip("jupytext", reason="the docs extra is not installed")
@@ -22,16 +23,8 @@ pytest.importorskip("jupytext", reason="the docs extra is not installed")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_builder():
-    spec = importlib.util.spec_from_file_location("lesson_builder",
-                                                  ROOT / "docs" / "_site" / "lessons.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("lesson_builder", module)
-    spec.loader.exec_module(module)
-    return module
 
-
-lessons = _load_builder()
+lessons = _builder.load()
 SCRIPTS = lessons.lesson_scripts()
 #: The lessons that train a torch layer (skipped without torch, not numba-free by design).
 TORCH_LESSONS = ("08", "10")
@@ -67,9 +60,6 @@ def test_lessons_exist_and_follow_the_format():
         assert lessons.format_problems(jupytext.read(script), script.name) == []
 
 
-#: Lessons whose time estimates and interpretation question are still to be written (none:
-#: lessons 1-8 have them); a new lesson may be listed here until it has them.
-DEPTH_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=IDS)
@@ -79,9 +69,6 @@ def test_exercises_have_time_estimates_and_an_interpretation_question(script):
     if script.name[:2] in TORCH_LESSONS:
         pytest.importorskip("torch")
     problems = lessons.depth_problems(jupytext.read(script), script.name)
-    if script.name[:2] in DEPTH_PENDING:
-        assert problems, f"{script.name} has them now: remove it from DEPTH_PENDING"
-        pytest.xfail(f"{script.name}: {problems[0]} (pending)")
     assert problems == []
 
 

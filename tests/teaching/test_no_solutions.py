@@ -17,11 +17,12 @@ import importlib.util
 import inspect
 import pkgutil
 import re
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+
+from . import _builder
 
 pytest.importorskip("otter", reason="the docs extra is not installed (pip install -e .[docs])")
 pytest.importorskip("jupytext", reason="the docs extra is not installed")
@@ -29,16 +30,8 @@ pytest.importorskip("jupytext", reason="the docs extra is not installed")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("lesson_builder",
-                                                  ROOT / "docs" / "_site" / "lessons.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("lesson_builder", module)
-    spec.loader.exec_module(module)
-    return module
 
-
-lessons = _builder()
+lessons = _builder.load()
 _MARK = re.compile(r"#\s*(BEGIN SOLUTION|END SOLUTION)")
 
 
