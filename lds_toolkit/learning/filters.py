@@ -38,7 +38,6 @@ against 60-digit mpmath), and filters down to :data:`EXTENDED_FLOOR` are still r
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import warnings
 from collections import OrderedDict
@@ -47,8 +46,6 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg as sla
 
-from .._atomic import atomic_write_bytes
-from .._safe_files import UnsafeFileError, read_regular_file
 from .._threads import one_thread
 from .._validation import (
     as_float_array,
@@ -59,6 +56,7 @@ from .._validation import (
 )
 from ._extended import EXTENDED_EPS, refine_eigenpairs
 from ._hankel import HankelFFT, dense_matrix
+from ._npz_cache import Rejected, read_arrays, write_arrays
 from ._quadrature import quadrature_basis
 
 __all__ = [
@@ -247,22 +245,12 @@ def _cache_load(path: Path, kind: str, T: int, k: int, precision: str):
     """The cached (sigma, phi), or None (with one warning naming the reason) when the file is
     unreadable, truncated, foreign or altered: it is then recomputed and rewritten."""
     # a regular file of about the expected size, links not followed, never blocking on a FIFO
-    cap = 8 * (T * k + k) + 2**16
-    try:
-        data = read_regular_file(path, cap, what="filter cache file")
-    except FileNotFoundError:
+    read = read_arrays(path, ("sigma", "phi"), 8 * (T * k + k) + 2**16, "filter cache file")
+    if read is None:
         return None
-    except UnsafeFileError as exc:
-        return _cache_reject(path, exc.reason)
-    except OSError as exc:
-        return _cache_reject(path, f"unreadable: {exc.strerror or exc}")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            sigma, phi = np.array(z["sigma"]), np.array(z["phi"])
-            stored = str(z["sha256"]) if "sha256" in z.files else None
-    except Exception as exc:  # noqa: BLE001 - zip, npy and pickle refusals come in many types
-        return _cache_reject(path, f"not a readable .npz ({type(exc).__name__}, "
-                                   f"{len(data)} bytes)")
+    if isinstance(read, Rejected):
+        return _cache_reject(path, read)
+    (sigma, phi), stored = read
     if stored is None:
         return _cache_reject(path, "no checksum (an older cache format, or not written by "
                                    "lds_toolkit)")
@@ -284,14 +272,8 @@ def _cache_store(path: Path, kind: str, T: int, k: int, precision: str,
                  sigma: np.ndarray, phi: np.ndarray) -> None:
     """Write atomically (temporary file in the same directory, then rename), with the
     checksum :func:`_cache_load` verifies."""
-    buf = io.BytesIO()
-    np.savez(buf, allow_pickle=False, sigma=sigma, phi=phi,
-             sha256=np.array(_cache_checksum(kind, T, k, precision, sigma, phi)))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, buf.getvalue())
-    except OSError as exc:
-        warnings.warn(f"could not write filter cache {path}: {exc}", RuntimeWarning, stacklevel=3)
+    write_arrays(path, {"sigma": sigma, "phi": phi},
+                 _cache_checksum(kind, T, k, precision, sigma, phi), "filter cache")
 
 
 def spectral_filters(

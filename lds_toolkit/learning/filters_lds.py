@@ -20,7 +20,6 @@ filters into an LDS by orthogonal matching pursuit over 10,000 random decays;
 from __future__ import annotations
 
 import hashlib
-import io
 import time
 import warnings
 from collections import OrderedDict
@@ -29,12 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._atomic import atomic_write_bytes
-from .._safe_files import UnsafeFileError, read_regular_file
 from .._threads import one_thread
 from .._validation import check_bool, check_choice, check_int, check_real
 from ..systems.lds import LDS
 from ._filters_lds_fit import FitFailed, fit_exponentials
+from ._npz_cache import Rejected, read_arrays, write_arrays
 from .filters import cache_dir, spectral_filters
 
 __all__ = ["filters_as_lds", "FiltersLDSReport"]
@@ -112,20 +110,12 @@ def _cache_load(path: Path, key: str, k: int, tol: float):
     unreadable, truncated, foreign or altered. Nothing in it can run code: plain arrays
     (``allow_pickle=False``) whose SHA-256 must match."""
     cap = 8 * (_MAX_STATES * (k + 1) + 2 * k) + 2**16
-    try:
-        data = read_regular_file(path, cap, what="filters_as_lds cache file")
-    except FileNotFoundError:
+    read = read_arrays(path, ("alpha", "C", "D", "errors"), cap, "filters_as_lds cache file")
+    if read is None:
         return None
-    except UnsafeFileError as exc:
-        return _reject(path, exc.reason)
-    except OSError as exc:
-        return _reject(path, f"unreadable: {exc.strerror or exc}")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = tuple(np.array(z[name]) for name in ("alpha", "C", "D", "errors"))
-            stored = str(z["sha256"]) if "sha256" in z.files else None
-    except Exception as exc:  # noqa: BLE001 - zip, npy and pickle refusals come in many types
-        return _reject(path, f"not a readable .npz ({type(exc).__name__}, {len(data)} bytes)")
+    if isinstance(read, Rejected):
+        return _reject(path, read)
+    arrays, stored = read
     if stored is None:
         return _reject(path, "no checksum (not written by lds_toolkit)")
     alpha, C, D, errors = arrays
@@ -142,16 +132,9 @@ def _cache_load(path: Path, key: str, k: int, tol: float):
 
 
 def _cache_store(path: Path, key: str, arrays) -> None:
-    buf = io.BytesIO()
     alpha, C, D, errors = arrays
-    np.savez(buf, allow_pickle=False, alpha=alpha, C=C, D=D, errors=errors,
-             sha256=np.array(_checksum(key, arrays)))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, buf.getvalue())
-    except OSError as exc:
-        warnings.warn(f"could not write filters_as_lds cache {path}: {exc}", RuntimeWarning,
-                      stacklevel=3)
+    write_arrays(path, {"alpha": alpha, "C": C, "D": D, "errors": errors},
+                 _checksum(key, arrays), "filters_as_lds cache")
 
 
 def _memory_put(key: str, arrays) -> None:  # key: the cache file
