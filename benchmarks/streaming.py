@@ -310,9 +310,16 @@ def compare_runs(exact_root: Path, lds_root: Path) -> dict:
     from lds_toolkit.experiments.claims import evaluate_claim
 
     out: dict = {}
-    for summary_a in sorted(exact_root.glob("*/summary.json")):
-        name = summary_a.parent.name
-        a = json.loads(summary_a.read_text())
+    names_a = {p.parent.name for p in exact_root.glob("*/summary.json")}
+    names_b = {p.parent.name for p in lds_root.glob("*/summary.json")}
+    for root, only in ((exact_root, names_a - names_b), (lds_root, names_b - names_a)):
+        if only:
+            print(f"  only in {root} (not compared): {', '.join(sorted(only))}")
+    if not names_a & names_b:
+        raise SystemExit(f"--compare-runs: no experiment has a summary.json in both {exact_root} "
+                         f"and {lds_root}")
+    for name in sorted(names_a & names_b):
+        a = json.loads((exact_root / name / "summary.json").read_text())
         b = json.loads((lds_root / name / "summary.json").read_text())
         claims = {}
         for claim in get_experiment(name).claims:

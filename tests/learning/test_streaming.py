@@ -286,3 +286,22 @@ def test_lds_fails_before_the_stream_starts_and_auto_falls_back_to_exact():
         auto.learn_one(u[t], y[t])
         exact.learn_one(u[t], y[t])
     assert auto._bank is None and not auto._route_pending
+
+
+def test_compare_runs_names_experiments_on_one_side_and_refuses_no_common_one(tmp_path):
+    """``benchmarks/streaming.py --compare-runs``: an experiment in one root only is named and
+    skipped (lengen-regions takes no ``filters``); no experiment in common is a clear error."""
+    import importlib.util
+    import json as _json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "streaming.py"
+    spec = importlib.util.spec_from_file_location("streaming_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    exact, lds = tmp_path / "exact", tmp_path / "lds"
+    (exact / "lengen-regions").mkdir(parents=True)
+    (exact / "lengen-regions" / "summary.json").write_text(_json.dumps({"x": 1.0}))
+    lds.mkdir()
+    with pytest.raises(SystemExit, match="no experiment has a summary.json in both"):
+        bench.compare_runs(exact, lds)
